@@ -1,0 +1,118 @@
+package a2a
+
+import "encoding/json"
+
+// AgentCard describes an agent: identity, interfaces, capabilities, security
+// and skills. It is served at /.well-known/agent-card.json.
+type AgentCard struct {
+	Name                 string                    `json:"name"`
+	Description          string                    `json:"description"`
+	SupportedInterfaces  []AgentInterface          `json:"supportedInterfaces"`
+	Provider             *AgentProvider            `json:"provider,omitempty"`
+	Version              string                    `json:"version"`
+	DocumentationURL     string                    `json:"documentationUrl,omitempty"`
+	Capabilities         AgentCapabilities         `json:"capabilities"`
+	SecuritySchemes      map[string]SecurityScheme `json:"securitySchemes,omitempty"`
+	SecurityRequirements []SecurityRequirement     `json:"securityRequirements,omitempty"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	Skills               []AgentSkill              `json:"skills"`
+	Signatures           []AgentCardSignature      `json:"signatures,omitempty"`
+	IconURL              string                    `json:"iconUrl,omitempty"`
+}
+
+// Protocol bindings named in AgentInterface.ProtocolBinding.
+const (
+	BindingJSONRPC  = "JSONRPC"
+	BindingHTTPJSON = "HTTP+JSON"
+	BindingGRPC     = "GRPC"
+)
+
+// ProtocolVersion is the A2A version this gateway speaks.
+const ProtocolVersion = "1.0"
+
+// AgentInterface is one URL and binding at which the agent is reachable.
+type AgentInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	Tenant          string `json:"tenant,omitempty"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// AgentProvider names the organisation that runs the agent.
+type AgentProvider struct {
+	Organization string `json:"organization"`
+	URL          string `json:"url"`
+}
+
+// AgentCapabilities lists optional protocol features; absent means false.
+type AgentCapabilities struct {
+	Streaming         *bool            `json:"streaming,omitempty"`
+	PushNotifications *bool            `json:"pushNotifications,omitempty"`
+	Extensions        []AgentExtension `json:"extensions,omitempty"`
+	ExtendedAgentCard *bool            `json:"extendedAgentCard,omitempty"`
+}
+
+// AgentExtension declares a protocol extension the agent supports.
+type AgentExtension struct {
+	URI         string         `json:"uri,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Required    bool           `json:"required,omitempty"`
+	Params      map[string]any `json:"params,omitempty"`
+}
+
+// AgentSkill is one capability the agent advertises.
+type AgentSkill struct {
+	ID                   string                `json:"id"`
+	Name                 string                `json:"name"`
+	Description          string                `json:"description"`
+	Tags                 []string              `json:"tags"`
+	Examples             []string              `json:"examples,omitempty"`
+	InputModes           []string              `json:"inputModes,omitempty"`
+	OutputModes          []string              `json:"outputModes,omitempty"`
+	SecurityRequirements []SecurityRequirement `json:"securityRequirements,omitempty"`
+}
+
+// AgentCardSignature is one detached JWS over the canonical card.
+type AgentCardSignature struct {
+	Protected string         `json:"protected"`
+	Signature string         `json:"signature"`
+	Header    map[string]any `json:"header,omitempty"`
+}
+
+// SecurityScheme is a oneof: exactly one member is set.
+type SecurityScheme struct {
+	APIKey        *APIKeySecurityScheme   `json:"apiKeySecurityScheme,omitempty"`
+	HTTPAuth      *HTTPAuthSecurityScheme `json:"httpAuthSecurityScheme,omitempty"`
+	OAuth2        json.RawMessage         `json:"oauth2SecurityScheme,omitempty"`
+	OpenIDConnect json.RawMessage         `json:"openIdConnectSecurityScheme,omitempty"`
+	MTLS          json.RawMessage         `json:"mtlsSecurityScheme,omitempty"`
+}
+
+// APIKeySecurityScheme is an API key sent in a header, query or cookie.
+type APIKeySecurityScheme struct {
+	Description string `json:"description,omitempty"`
+	Location    string `json:"location"`
+	Name        string `json:"name"`
+}
+
+// HTTPAuthSecurityScheme is an HTTP Authorization scheme (Bearer, Basic).
+type HTTPAuthSecurityScheme struct {
+	Description  string `json:"description,omitempty"`
+	Scheme       string `json:"scheme"`
+	BearerFormat string `json:"bearerFormat,omitempty"`
+}
+
+// StringList wraps a list of strings, as ProtoJSON encodes it.
+type StringList struct {
+	List []string `json:"list"`
+}
+
+// SecurityRequirement maps scheme names to required scopes; the schemes of
+// one requirement are all needed, and any one requirement of a list suffices.
+type SecurityRequirement struct {
+	Schemes map[string]StringList `json:"schemes"`
+}
+
+// Bool returns a pointer to b, for optional fields.
+func Bool(b bool) *bool { return &b }

@@ -1,0 +1,137 @@
+package a2a
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// ErrorDomain is the ErrorInfo domain of A2A errors.
+const ErrorDomain = "a2a-protocol.org"
+
+// JSON-RPC and A2A error codes.
+const (
+	CodeParseError                   = -32700
+	CodeInvalidRequest               = -32600
+	CodeMethodNotFound               = -32601
+	CodeInvalidParams                = -32602
+	CodeInternalError                = -32603
+	CodeTaskNotFound                 = -32001
+	CodeTaskNotCancelable            = -32002
+	CodePushNotificationNotSupported = -32003
+	CodeUnsupportedOperation         = -32004
+	CodeContentTypeNotSupported      = -32005
+	CodeInvalidAgentResponse         = -32006
+	CodeExtendedCardNotConfigured    = -32007
+	CodeExtensionSupportRequired     = -32008
+	CodeVersionNotSupported          = -32009
+)
+
+// FieldViolation names a bad request field, for google.rpc.BadRequest.
+type FieldViolation struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}
+
+// Error is an A2A protocol error. It renders as a JSON-RPC error object, a
+// google.rpc.Status for HTTP+JSON, and carries an ErrorInfo reason.
+type Error struct {
+	// Code is the JSON-RPC error code.
+	Code int
+	// Message is the client-facing message; it never holds secrets or paths.
+	Message string
+	// Metadata goes into ErrorInfo.metadata (e.g. the task id).
+	Metadata map[string]string
+	// Violations name bad fields (invalid params only).
+	Violations []FieldViolation
+}
+
+func (e *Error) Error() string { return e.Message }
+
+type errorKind struct {
+	reason string
+	http   int
+	grpc   string
+}
+
+var errorKinds = map[int]errorKind{
+	CodeParseError:                   {"PARSE_ERROR", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	CodeInvalidRequest:               {"INVALID_REQUEST", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	CodeMethodNotFound:               {"METHOD_NOT_FOUND", http.StatusNotFound, "UNIMPLEMENTED"},
+	CodeInvalidParams:                {"INVALID_PARAMS", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	CodeInternalError:                {"INTERNAL_ERROR", http.StatusInternalServerError, "INTERNAL"},
+	CodeTaskNotFound:                 {"TASK_NOT_FOUND", http.StatusNotFound, "NOT_FOUND"},
+	CodeTaskNotCancelable:            {"TASK_NOT_CANCELABLE", http.StatusBadRequest, "FAILED_PRECONDITION"},
+	CodePushNotificationNotSupported: {"PUSH_NOTIFICATION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
+	CodeUnsupportedOperation:         {"UNSUPPORTED_OPERATION", http.StatusBadRequest, "FAILED_PRECONDITION"},
+	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	CodeInvalidAgentResponse:         {"INVALID_AGENT_RESPONSE", http.StatusInternalServerError, "INTERNAL"},
+	CodeExtendedCardNotConfigured:    {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", http.StatusBadRequest, "FAILED_PRECONDITION"},
+	CodeExtensionSupportRequired:     {"EXTENSION_SUPPORT_REQUIRED", http.StatusBadRequest, "FAILED_PRECONDITION"},
+	CodeVersionNotSupported:          {"VERSION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
+}
+
+func (e *Error) kind() errorKind {
+	if k, ok := errorKinds[e.Code]; ok {
+		return k
+	}
+	return errorKinds[CodeInternalError]
+}
+
+// Reason is the ErrorInfo reason, e.g. TASK_NOT_FOUND.
+func (e *Error) Reason() string { return e.kind().reason }
+
+// HTTPStatus is the status code of the error in the HTTP+JSON binding.
+func (e *Error) HTTPStatus() int { return e.kind().http }
+
+// GRPCStatus is the canonical gRPC code name of the error.
+func (e *Error) GRPCStatus() string { return e.kind().grpc }
+
+// Details returns the google.protobuf.Any list carried in error data: an
+// ErrorInfo, plus a BadRequest when fields are named.
+func (e *Error) Details() []map[string]any {
+	info := map[string]any{
+		"@type":  "type.googleapis.com/google.rpc.ErrorInfo",
+		"reason": e.Reason(),
+		"domain": ErrorDomain,
+	}
+	if len(e.Metadata) > 0 {
+		info["metadata"] = e.Metadata
+	}
+	out := []map[string]any{info}
+	if len(e.Violations) > 0 {
+		out = append(out, map[string]any{
+			"@type":           "type.googleapis.com/google.rpc.BadRequest",
+			"fieldViolations": e.Violations,
+		})
+	}
+	return out
+}
+
+// NewError builds an error with a formatted message.
+func NewError(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrTaskNotFound is the error for an unknown or foreign task.
+func ErrTaskNotFound(id string) *Error {
+	return &Error{Code: CodeTaskNotFound, Message: "Task not found", Metadata: map[string]string{"taskId": id}}
+}
+
+// ErrInvalidParams names a bad field.
+func ErrInvalidParams(field, description string) *Error {
+	return &Error{
+		Code:       CodeInvalidParams,
+		Message:    "Invalid params: " + field + ": " + description,
+		Violations: []FieldViolation{{Field: field, Description: description}},
+	}
+}
+
+// ErrUnsupportedOperation is the error for an operation the task or server cannot do.
+func ErrUnsupportedOperation(msg string) *Error {
+	return &Error{Code: CodeUnsupportedOperation, Message: msg}
+}
+
+// ErrInternal is a sanitised internal error.
+func ErrInternal() *Error {
+	return &Error{Code: CodeInternalError, Message: "Internal error"}
+}
