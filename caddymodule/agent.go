@@ -1,11 +1,19 @@
 package caddymodule
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 func init() {
@@ -13,10 +21,74 @@ func init() {
 }
 
 // AgentHandler serves the A2A 1.0 JSON-RPC binding on POST / and the
-// HTTP+JSON (REST) routes, running turns through a backend.
-//
-// (Work in progress: the protocol core lands with the next change.)
+// HTTP+JSON (REST) routes (/message:send, /tasks/…), running turns through a
+// backend and keeping tasks in the `a2a` app's store. Requests to other paths
+// go to the next handler. The caller is the principal set by the a2a_auth
+// handler earlier in the route (anonymous when there is none).
 type AgentHandler struct {
+	// BackendRaw is the backend that runs turns, a module in the
+	// a2a.backends namespace, e.g. {"backend":"echo","chunks":4}.
+	// Default: echo.
+	BackendRaw json.RawMessage `json:"backend,omitempty" caddy:"namespace=a2a.backends inline_key=backend"`
+
+	// Namespace is the metadata namespace (metadata.<ns>.cwd, tool traces,
+	// usage). Default: the card's namespace, else iac_code.
+	Namespace string `json:"namespace,omitempty"`
+
+	// ContextWait is how long a message waits for a busy context before its
+	// task fails with "Task is already working.". Default: 1s.
+	ContextWait caddy.Duration `json:"context_wait,omitempty"`
+
+	// IdleTimeout evicts a context idle this long from memory (its tasks
+	// stay stored; a later message starts a fresh backend session).
+	// Default: 1h.
+	IdleTimeout caddy.Duration `json:"idle_timeout,omitempty"`
+
+	// MaxConcurrentTurns bounds the turns running at once. Default: 64.
+	MaxConcurrentTurns int `json:"max_concurrent_turns,omitempty"`
+
+	// HistoryLimit is how many history messages a task returns when the
+	// client gives no historyLength. Default: 100.
+	HistoryLimit int `json:"history_limit,omitempty"`
+
+	// CancelDrain bounds how long CancelTask waits for a running turn to
+	// stop. Default: 30s.
+	CancelDrain caddy.Duration `json:"cancel_drain,omitempty"`
+
+	// KeepAlive is the interval of SSE keep-alive comments. Default: 15s.
+	KeepAlive caddy.Duration `json:"keep_alive,omitempty"`
+
+	// MaxBodySize bounds request bodies, in bytes. Default: 33554432 (32 MiB).
+	MaxBodySize int64 `json:"max_body_size,omitempty"`
+
+	// ThinkingExposure lists what turn internals are exposed in status
+	// metadata: tool_trace (tool progress) and raw_thinking (model
+	// thinking). Default: [tool_trace]. An explicit empty list ("none" in the
+	// Caddyfile) exposes neither.
+	ThinkingExposure *[]string `json:"thinking_exposure,omitempty"`
+
+	// CancelOnDisconnect cancels a streaming turn when its client
+	// disconnects. Default: false (the turn goes on).
+	CancelOnDisconnect bool `json:"cancel_on_disconnect,omitempty"`
+
+	// AllowedCwds are the roots a message's metadata.<ns>.cwd must lie in.
+	// Default: IACCODE_A2A_ALLOWED_CWDS, else the working directory and the
+	// system temp dir.
+	AllowedCwds []string `json:"allowed_cwds,omitempty"`
+
+	// SensitiveMetadataKeys are keys under metadata.<ns> removed from
+	// messages before they are stored or echoed. Default: api_key, apiKey,
+	// token, password, secret, authorization.
+	SensitiveMetadataKeys []string `json:"sensitive_metadata_keys,omitempty"`
+
+	// Card is the agent's card configuration, used for the authenticated
+	// extended card (GetExtendedAgentCard), its output modes and required
+	// extensions. The a2a directive copies its card block here.
+	Card *CardHandler `json:"card,omitempty"`
+
+	backend agent.Backend
+	handler *agent.Handler
+	logger  *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -27,21 +99,100 @@ func (AgentHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// unmarshalOption parses one agent subdirective of the a2a Caddyfile block
-// (backend, idle_timeout, context_wait, …). It reports false when the
-// current token is not one of its options.
-func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
-	return false, nil
+// Provision loads the backend and builds the service over the app's store.
+func (h *AgentHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	appIface, err := ctx.App("a2a")
+	if err != nil {
+		return fmt.Errorf("loading the a2a app: %w", err)
+	}
+	app := appIface.(*App)
+	if h.BackendRaw == nil {
+		h.BackendRaw = json.RawMessage(`{"backend":"echo"}`)
+	}
+	mod, err := ctx.LoadModule(h, "BackendRaw")
+	if err != nil {
+		return fmt.Errorf("loading backend: %w", err)
+	}
+	b, ok := mod.(agent.Backend)
+	if !ok {
+		return fmt.Errorf("backend: module %T does not run turns", mod)
+	}
+	h.backend = b
+
+	cfg := agent.Config{
+		Backend:               b,
+		Namespace:             h.Namespace,
+		ContextWait:           time.Duration(h.ContextWait),
+		IdleTimeout:           time.Duration(h.IdleTimeout),
+		MaxConcurrentTurns:    h.MaxConcurrentTurns,
+		HistoryLimit:          h.HistoryLimit,
+		CancelDrain:           time.Duration(h.CancelDrain),
+		KeepAlive:             time.Duration(h.KeepAlive),
+		MaxBodyBytes:          h.MaxBodySize,
+		CancelOnDisconnect:    h.CancelOnDisconnect,
+		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
+		PageTokenKey:          app.shared.pageTokenKey,
+		Logger:                h.logger,
+		ToolTrace:             true,
+	}
+	if h.ThinkingExposure != nil {
+		cfg.ToolTrace = false
+		for _, t := range *h.ThinkingExposure {
+			switch t {
+			case "tool_trace":
+				cfg.ToolTrace = true
+			case "raw_thinking":
+				cfg.RawThinking = true
+			default:
+				return fmt.Errorf("thinking_exposure: unknown type %q (want tool_trace or raw_thinking)", t)
+			}
+		}
+	}
+	if len(h.AllowedCwds) > 0 {
+		def := agent.DefaultWorkspace()
+		cfg.Workspace = agent.NewWorkspace(def.Default, h.AllowedCwds)
+	}
+	if h.Card != nil {
+		if err := h.Card.Provision(ctx); err != nil {
+			return fmt.Errorf("card: %w", err)
+		}
+		if cfg.Namespace == "" {
+			cfg.Namespace = h.Card.NamespaceOrDefault()
+		}
+		cfg.OutputModes = h.Card.OutputModes
+		built := h.Card.Card(nil)
+		for _, ext := range built.Capabilities.Extensions {
+			cfg.Extensions = append(cfg.Extensions, ext.URI)
+			if ext.Required {
+				cfg.RequiredExtensions = append(cfg.RequiredExtensions, ext.URI)
+			}
+		}
+		if h.Card.Runtime(nil).AuthEnabled() {
+			cardHandler := h.Card
+			cfg.ExtendedCard = func(ctx context.Context) (*a2a.AgentCard, error) {
+				r := agent.RequestFromContext(ctx)
+				if r == nil {
+					return nil, errors.New("no request")
+				}
+				return cardHandler.Card(r), nil
+			}
+		}
+	}
+	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
+	return nil
 }
 
-// attach receives the card and auth handlers built by the same a2a
-// directive, so the agent handler can serve the extended card and know
-// which schemes guard it.
-func (h *AgentHandler) attach(card *CardHandler, auth *AuthHandler) {}
-
-// ServeHTTP passes every request on until the protocol core lands.
+// ServeHTTP answers A2A requests and passes anything else to next.
 func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	if h.handler.Serve(w, r, principal) {
+		return nil
+	}
 	return next.ServeHTTP(w, r)
 }
 
-var _ caddyhttp.MiddlewareHandler = (*AgentHandler)(nil)
+var (
+	_ caddy.Provisioner           = (*AgentHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*AgentHandler)(nil)
+)

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"context"
+	"sync"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// run is a task whose turn is in progress. It keeps the live snapshot of the
+// task and fans its events out, in order, to any number of subscribers.
+type run struct {
+	owner  string
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed once the final state is stored and published
+
+	mu        sync.Mutex
+	task      a2a.Task
+	subs      map[*subscriber]struct{}
+	finished  bool
+	canceling bool
+}
+
+func newRun(owner string, t *a2a.Task, cancel context.CancelCauseFunc) *run {
+	return &run{owner: owner, task: *t, cancel: cancel, done: make(chan struct{}), subs: map[*subscriber]struct{}{}}
+}
+
+// snapshot returns a copy of the live task safe to hand out.
+func (r *run) snapshot() a2a.Task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return cloneTask(&r.task)
+}
+
+// publish applies change to the live task (when non-nil) and delivers ev to
+// every subscriber, atomically with respect to subscribe.
+func (r *run) publish(ev a2a.StreamResponse, change func(t *a2a.Task)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if change != nil {
+		change(&r.task)
+	}
+	for s := range r.subs {
+		s.push(ev)
+	}
+}
+
+// subscribe returns the current task and a subscriber that receives every
+// later event; the subscriber ends once the run finishes.
+func (r *run) subscribe() (a2a.Task, *subscriber) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := &subscriber{notify: make(chan struct{}, 1), run: r}
+	if r.finished {
+		s.closed = true
+	} else {
+		r.subs[s] = struct{}{}
+	}
+	return cloneTask(&r.task), s
+}
+
+func (r *run) unsubscribe(s *subscriber) {
+	r.mu.Lock()
+	delete(r.subs, s)
+	r.mu.Unlock()
+}
+
+// finish closes every subscriber (after they drain) and marks the run done.
+func (r *run) finish() {
+	r.mu.Lock()
+	r.finished = true
+	for s := range r.subs {
+		s.close()
+	}
+	r.subs = nil
+	r.mu.Unlock()
+	close(r.done)
+}
+
+// subscriber is one stream's ordered, unbounded event queue.
+type subscriber struct {
+	run    *run
+	notify chan struct{}
+
+	mu     sync.Mutex
+	queue  []a2a.StreamResponse
+	closed bool
+}
+
+func (s *subscriber) push(ev a2a.StreamResponse) {
+	s.mu.Lock()
+	s.queue = append(s.queue, ev)
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscriber) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the next event; ok is false once the run has finished and
+// every event was taken, or when ctx is done.
+func (s *subscriber) next(ctx context.Context) (a2a.StreamResponse, bool) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			ev := s.queue[0]
+			s.queue[0] = a2a.StreamResponse{}
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return ev, true
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return a2a.StreamResponse{}, false
+		}
+		select {
+		case <-s.notify:
+		case <-ctx.Done():
+			return a2a.StreamResponse{}, false
+		}
+	}
+}
+
+// cloneTask copies a task deeply enough that later appends and status
+// changes on the original do not show through.
+func cloneTask(t *a2a.Task) a2a.Task {
+	c := *t
+	c.History = append([]a2a.Message(nil), t.History...)
+	c.Artifacts = append([]a2a.Artifact(nil), t.Artifacts...)
+	if len(c.History) == 0 {
+		c.History = nil
+	}
+	if len(c.Artifacts) == 0 {
+		c.Artifacts = nil
+	}
+	return c
+}

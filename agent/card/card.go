@@ -1,0 +1,470 @@
+// Package card builds the public A2A 1.0 Agent Card from operator
+// configuration plus runtime facts (interface URLs, auth schemes, push),
+// renders it to bytes with a strong ETag, and remembers when each distinct
+// rendering was first seen so Last-Modified survives reloads.
+//
+// The package has no Caddy imports; caddymodule glues it into a handler and
+// the agent handler reuses Build for the extended card.
+package card
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Well-known extension URIs and defaults.
+const (
+	// ArtifactMetadataExtension is the iac-code extension naming the metadata
+	// namespace used for tool progress, usage and artifact metadata.
+	ArtifactMetadataExtension = "urn:iac-code:a2a:artifact-metadata:v1"
+	// ThinkingExposureExtension is advertised when thinking exposure is
+	// enabled; its params carry enabledTypes.
+	ThinkingExposureExtension = "urn:iac-code:a2a:thinking-exposure:v1"
+	// DefaultNamespace is the default metadata namespace.
+	DefaultNamespace = "iac_code"
+	// DefaultVersion is the agent version used when none is configured.
+	DefaultVersion = "1.0.0"
+)
+
+// Security scheme names used in securitySchemes and securityRequirements.
+const (
+	SchemeBearer = "bearerAuth"
+	SchemeBasic  = "basicAuth"
+	SchemeAPIKey = "apiKeyAuth"
+)
+
+// DefaultInputModes are the default input media types when none are
+// configured.
+var DefaultInputModes = []string{"text/plain"}
+
+// DefaultOutputModes are the default output media types when none are
+// configured.
+var DefaultOutputModes = []string{"text/plain"}
+
+// Provider names the organisation that runs the agent.
+type Provider struct {
+	// Organization is the provider's name. Required when a provider is set.
+	Organization string `json:"organization,omitempty"`
+	// URL is the provider's web site (absolute http or https URL). Required
+	// when a provider is set.
+	URL string `json:"url,omitempty"`
+}
+
+// Skill is one capability advertised on the card.
+type Skill struct {
+	// ID is the unique skill identifier (letters, digits, `_`, `.`, `-`).
+	// Required.
+	ID string `json:"id,omitempty"`
+	// Name is the human-readable name. Required.
+	Name string `json:"name,omitempty"`
+	// Description says what the skill does. Required.
+	Description string `json:"description,omitempty"`
+	// Tags are keywords for discovery. At least one is required.
+	Tags []string `json:"tags,omitempty"`
+	// Examples are sample prompts.
+	Examples []string `json:"examples,omitempty"`
+	// InputModes overrides the card's default input media types.
+	InputModes []string `json:"input_modes,omitempty"`
+	// OutputModes overrides the card's default output media types.
+	OutputModes []string `json:"output_modes,omitempty"`
+}
+
+// Extension is an additional protocol extension declared on the card.
+type Extension struct {
+	// URI identifies the extension. Required.
+	URI string `json:"uri,omitempty"`
+	// Description is a short human-readable explanation.
+	Description string `json:"description,omitempty"`
+	// Required makes clients list the extension in A2A-Extensions.
+	Required bool `json:"required,omitempty"`
+	// Params are extension-specific parameters (a JSON object).
+	Params map[string]any `json:"params,omitempty"`
+}
+
+// Config is the operator-written part of the Agent Card. It is embedded in
+// the a2a_card handler's JSON configuration.
+type Config struct {
+	// Name of the agent. Required.
+	Name string `json:"name,omitempty"`
+	// Description of the agent. Default: "<name> A2A agent".
+	Description string `json:"description,omitempty"`
+	// Version of the agent (not of the protocol). Default: 1.0.0.
+	Version string `json:"version,omitempty"`
+	// Provider is the organisation running the agent. Optional.
+	Provider *Provider `json:"provider,omitempty"`
+	// DocumentationURL is an absolute http(s) URL of the agent's docs.
+	DocumentationURL string `json:"documentation_url,omitempty"`
+	// IconURL is an absolute http(s) URL of the agent's icon.
+	IconURL string `json:"icon_url,omitempty"`
+	// Skills advertised by the agent, in order.
+	Skills []Skill `json:"skills,omitempty"`
+	// InputModes are the default input media types (defaultInputModes).
+	// Default: ["text/plain"].
+	InputModes []string `json:"input_modes,omitempty"`
+	// OutputModes are the default output media types (defaultOutputModes).
+	// Default: ["text/plain"].
+	OutputModes []string `json:"output_modes,omitempty"`
+	// PublicURL is the externally visible base URL (scheme and host, e.g.
+	// https://agent.example.com). When set, every supportedInterfaces URL
+	// derives from it; otherwise from the request (TLS, Host, and
+	// X-Forwarded-Proto/Host from trusted proxies only).
+	PublicURL string `json:"public_url,omitempty"`
+	// Namespace is the metadata namespace declared by the artifact-metadata
+	// extension. Default: iac_code.
+	Namespace string `json:"namespace,omitempty"`
+	// ArtifactExtensionURI is the URI of the artifact-metadata extension,
+	// always advertised. Default: urn:iac-code:a2a:artifact-metadata:v1.
+	ArtifactExtensionURI string `json:"artifact_extension_uri,omitempty"`
+	// ThinkingExtensionURI is the URI of the thinking-exposure extension,
+	// advertised when thinking exposure is enabled.
+	// Default: urn:iac-code:a2a:thinking-exposure:v1.
+	ThinkingExtensionURI string `json:"thinking_extension_uri,omitempty"`
+	// Extensions are additional extensions to declare. An entry whose URI
+	// is the artifact-metadata or thinking-exposure extension refines that
+	// built-in entry (description, required, params) instead of adding one.
+	Extensions []Extension `json:"extensions,omitempty"`
+	// RequiredExtensions lists URIs (of the built-in or additional
+	// extensions) that clients must activate; they are marked required.
+	RequiredExtensions []string `json:"required_extensions,omitempty"`
+}
+
+// Runtime holds the facts the operator never types: where the agent is
+// reachable and which features are on.
+type Runtime struct {
+	// BaseURL is the externally visible base URL, e.g. "https://h/". It is
+	// normalised to end with "/".
+	BaseURL string
+	// Bindings lists the enabled protocol bindings, in preference order.
+	// Default: JSONRPC, HTTP+JSON.
+	Bindings []string
+	// Bearer, Basic and APIKey say which auth schemes are enabled.
+	Bearer, Basic, APIKey bool
+	// APIKeyHeader is the API key header name. Default: X-API-Key.
+	APIKeyHeader string
+	// PushNotifications is capabilities.pushNotifications.
+	PushNotifications bool
+	// ThinkingTypes are the enabled thinking-exposure types; non-empty
+	// enables the thinking extension.
+	ThinkingTypes []string
+}
+
+// AuthEnabled reports whether any auth scheme is on.
+func (rt Runtime) AuthEnabled() bool { return rt.Bearer || rt.Basic || rt.APIKey }
+
+var (
+	skillIDRe   = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+	namespaceRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	mediaTypeRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9*][A-Za-z0-9!#$&^_.+*-]*$`)
+)
+
+// Validate checks the configuration and returns every problem found, each
+// naming the field.
+func (c *Config) Validate() error {
+	if c == nil {
+		return errors.New("card: configuration missing")
+	}
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if strings.TrimSpace(c.Name) == "" {
+		add("card name: must not be empty")
+	}
+	if c.Provider != nil {
+		if strings.TrimSpace(c.Provider.Organization) == "" {
+			add("card provider.organization: must not be empty")
+		}
+		if err := checkURL(c.Provider.URL, true); err != nil {
+			add("card provider.url: %v", err)
+		}
+	}
+	if err := checkURL(c.DocumentationURL, false); err != nil {
+		add("card documentation_url: %v", err)
+	}
+	if err := checkURL(c.IconURL, false); err != nil {
+		add("card icon_url: %v", err)
+	}
+	if c.PublicURL != "" {
+		if err := checkPublicURL(c.PublicURL); err != nil {
+			add("card public_url: %v", err)
+		}
+	}
+	if c.Namespace != "" && !namespaceRe.MatchString(c.Namespace) {
+		add("card namespace: %q must be an identifier (letters, digits, _)", c.Namespace)
+	}
+	checkModes := func(field string, modes []string) {
+		for _, m := range modes {
+			if !mediaTypeRe.MatchString(m) {
+				add("card %s: %q is not a media type", field, m)
+			}
+		}
+	}
+	checkModes("input_modes", c.InputModes)
+	checkModes("output_modes", c.OutputModes)
+	seen := map[string]bool{}
+	for i, s := range c.Skills {
+		where := fmt.Sprintf("card skills[%d]", i)
+		if s.ID != "" {
+			where = fmt.Sprintf("card skill %q", s.ID)
+		}
+		switch {
+		case s.ID == "":
+			add("%s id: must not be empty", where)
+		case !skillIDRe.MatchString(s.ID):
+			add("%s id: only letters, digits, _ . : - are allowed (max 128)", where)
+		case seen[s.ID]:
+			add("%s id: duplicate skill id", where)
+		}
+		seen[s.ID] = true
+		if strings.TrimSpace(s.Name) == "" {
+			add("%s name: must not be empty", where)
+		}
+		if strings.TrimSpace(s.Description) == "" {
+			add("%s description: must not be empty", where)
+		}
+		if len(s.Tags) == 0 {
+			add("%s tags: at least one tag is required", where)
+		}
+		for _, t := range s.Tags {
+			if strings.TrimSpace(t) == "" {
+				add("%s tags: empty tag", where)
+			}
+		}
+		checkModes(where[len("card "):]+" input_modes", s.InputModes)
+		checkModes(where[len("card "):]+" output_modes", s.OutputModes)
+	}
+	for _, uri := range []struct{ field, v string }{
+		{"artifact_extension_uri", c.ArtifactExtensionURI},
+		{"thinking_extension_uri", c.ThinkingExtensionURI},
+	} {
+		if uri.v != "" && !isURI(uri.v) {
+			add("card %s: %q is not an absolute URI", uri.field, uri.v)
+		}
+	}
+	extSeen := map[string]bool{}
+	for i, e := range c.Extensions {
+		switch {
+		case e.URI == "":
+			add("card extensions[%d] uri: must not be empty", i)
+		case !isURI(e.URI):
+			add("card extensions[%d] uri: %q is not an absolute URI", i, e.URI)
+		case extSeen[e.URI]:
+			add("card extensions[%d] uri: duplicate extension %q", i, e.URI)
+		}
+		extSeen[e.URI] = true
+	}
+	extSeen[c.artifactURI()] = true
+	extSeen[c.thinkingURI()] = true
+	for _, r := range c.RequiredExtensions {
+		if !extSeen[r] {
+			add("card required_extensions: %q is not a declared extension", r)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) artifactURI() string {
+	if c.ArtifactExtensionURI != "" {
+		return c.ArtifactExtensionURI
+	}
+	return ArtifactMetadataExtension
+}
+
+func (c *Config) thinkingURI() string {
+	if c.ThinkingExtensionURI != "" {
+		return c.ThinkingExtensionURI
+	}
+	return ThinkingExposureExtension
+}
+
+// NamespaceOrDefault returns the configured metadata namespace or iac_code.
+func (c *Config) NamespaceOrDefault() string {
+	if c.Namespace != "" {
+		return c.Namespace
+	}
+	return DefaultNamespace
+}
+
+func isURI(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && (u.Opaque != "" || u.Host != "" || u.Path != "")
+}
+
+func checkURL(s string, required bool) error {
+	if s == "" {
+		if required {
+			return errors.New("must not be empty")
+		}
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", s)
+	}
+	if u.User != nil {
+		return errors.New("must not contain credentials")
+	}
+	return nil
+}
+
+func checkPublicURL(s string) error {
+	if err := checkURL(s, true); err != nil {
+		return err
+	}
+	u, _ := url.Parse(s)
+	if IsWildcardHost(u.Hostname()) {
+		return fmt.Errorf("%q uses a wildcard address; name a reachable host", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("must not have a query or fragment")
+	}
+	return nil
+}
+
+// IsWildcardHost reports whether host (without port) is an unspecified
+// bind address such as 0.0.0.0 or ::.
+func IsWildcardHost(host string) bool {
+	h := strings.Trim(host, "[]")
+	switch h {
+	case "", "0.0.0.0", "::", "0:0:0:0:0:0:0:0", "*":
+		return true
+	}
+	return false
+}
+
+func orDefault(v, def []string) []string {
+	if len(v) == 0 {
+		return slices.Clone(def)
+	}
+	return slices.Clone(v)
+}
+
+// Build returns the Agent Card for cfg and rt. cfg should have passed
+// Validate; Build never fails and never includes a credential.
+func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	base := rt.BaseURL
+	if base == "" && cfg.PublicURL != "" {
+		base = cfg.PublicURL
+	}
+	if base == "" {
+		base = "http://127.0.0.1/"
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	bindings := rt.Bindings
+	if len(bindings) == 0 {
+		bindings = []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON}
+	}
+	c := &a2a.AgentCard{
+		Name:               cfg.Name,
+		Description:        cfg.Description,
+		Version:            cfg.Version,
+		DocumentationURL:   cfg.DocumentationURL,
+		IconURL:            cfg.IconURL,
+		DefaultInputModes:  orDefault(cfg.InputModes, DefaultInputModes),
+		DefaultOutputModes: orDefault(cfg.OutputModes, DefaultOutputModes),
+		Skills:             []a2a.AgentSkill{},
+	}
+	if c.Description == "" {
+		c.Description = cfg.Name + " A2A agent"
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	if cfg.Provider != nil {
+		c.Provider = &a2a.AgentProvider{Organization: cfg.Provider.Organization, URL: cfg.Provider.URL}
+	}
+	for _, b := range bindings {
+		c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{
+			URL: base, ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion,
+		})
+	}
+	for _, s := range cfg.Skills {
+		c.Skills = append(c.Skills, a2a.AgentSkill{
+			ID: s.ID, Name: s.Name, Description: s.Description,
+			Tags:        orDefault(s.Tags, []string{}),
+			Examples:    slices.Clone(s.Examples),
+			InputModes:  slices.Clone(s.InputModes),
+			OutputModes: slices.Clone(s.OutputModes),
+		})
+	}
+
+	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
+	c.Capabilities = a2a.AgentCapabilities{
+		Streaming:         a2a.Bool(true),
+		PushNotifications: a2a.Bool(rt.PushNotifications),
+	}
+	if rt.AuthEnabled() {
+		c.Capabilities.ExtendedAgentCard = a2a.Bool(true)
+	}
+	art := cfg.artifactURI()
+	c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+		URI:         art,
+		Description: "Metadata namespace for tool progress, permission decisions, token usage and artifact metadata.",
+		Required:    required(art),
+		Params:      map[string]any{"namespace": cfg.NamespaceOrDefault()},
+	})
+	if len(rt.ThinkingTypes) > 0 {
+		th := cfg.thinkingURI()
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+			URI:         th,
+			Description: "Exposes agent thinking signals under the metadata namespace.",
+			Required:    required(th),
+			Params:      map[string]any{"enabledTypes": slices.Clone(rt.ThinkingTypes)},
+		})
+	}
+	for _, e := range cfg.Extensions {
+		if i := slices.IndexFunc(c.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == e.URI }); i >= 0 {
+			// An entry naming a built-in extension refines it.
+			x := &c.Capabilities.Extensions[i]
+			x.Required = x.Required || e.Required
+			if e.Description != "" {
+				x.Description = e.Description
+			}
+			for k, v := range e.Params {
+				x.Params[k] = v
+			}
+			continue
+		}
+		if e.URI == cfg.thinkingURI() {
+			continue // thinking exposure is off: not advertised
+		}
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+			URI: e.URI, Description: e.Description, Required: e.Required || required(e.URI), Params: e.Params,
+		})
+	}
+
+	if rt.AuthEnabled() {
+		c.SecuritySchemes = map[string]a2a.SecurityScheme{}
+		addReq := func(name string) {
+			c.SecurityRequirements = append(c.SecurityRequirements, a2a.SecurityRequirement{
+				Schemes: map[string]a2a.StringList{name: {List: []string{}}},
+			})
+		}
+		if rt.Bearer {
+			c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}}
+			addReq(SchemeBearer)
+		}
+		if rt.Basic {
+			c.SecuritySchemes[SchemeBasic] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Basic"}}
+			addReq(SchemeBasic)
+		}
+		if rt.APIKey {
+			h := rt.APIKeyHeader
+			if h == "" {
+				h = "X-API-Key"
+			}
+			c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
+			addReq(SchemeAPIKey)
+		}
+	}
+	return c
+}

@@ -1,0 +1,193 @@
+package card
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Rendered is one serialised card with its validators.
+type Rendered struct {
+	// Body is the exact bytes served.
+	Body []byte
+	// ETag is a strong entity tag (quoted) derived from Body.
+	ETag string
+	// Hash is the hex SHA-256 of Body.
+	Hash string
+}
+
+// Render serialises c and computes its strong ETag.
+func Render(c *a2a.AgentCard) (*Rendered, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	body := bytes.TrimRight(buf.Bytes(), "\n")
+	sum := sha256.Sum256(body)
+	h := hex.EncodeToString(sum[:])
+	return &Rendered{Body: body, ETag: `"` + h[:32] + `"`, Hash: h}, nil
+}
+
+// ModTimes remembers when each distinct card body (by hash) was first seen,
+// so Last-Modified stays stable for unchanged content. It is bounded and
+// safe for concurrent use; an optional Persist hook saves new entries.
+type ModTimes struct {
+	mu      sync.Mutex
+	m       map[string]time.Time
+	max     int
+	loaded  bool
+	load    func() map[string]time.Time
+	persist func(map[string]time.Time)
+	now     func() time.Time
+}
+
+// NewModTimes returns a ModTimes holding at most max entries. load (may be
+// nil) is called once, lazily, to restore saved entries; persist (may be
+// nil) is called with a snapshot after each new entry.
+func NewModTimes(max int, load func() map[string]time.Time, persist func(map[string]time.Time)) *ModTimes {
+	if max <= 0 {
+		max = 1024
+	}
+	return &ModTimes{m: map[string]time.Time{}, max: max, load: load, persist: persist, now: time.Now}
+}
+
+// FirstSeen returns the time hash was first seen, recording now (to the
+// second) if it is new.
+func (mt *ModTimes) FirstSeen(hash string) time.Time {
+	mt.mu.Lock()
+	if !mt.loaded {
+		mt.loaded = true
+		if mt.load != nil {
+			for k, v := range mt.load() {
+				if len(mt.m) < mt.max {
+					mt.m[k] = v
+				}
+			}
+		}
+	}
+	if t, ok := mt.m[hash]; ok {
+		mt.mu.Unlock()
+		return t
+	}
+	if len(mt.m) >= mt.max {
+		// evict the oldest entry
+		var oldK string
+		var oldT time.Time
+		for k, v := range mt.m {
+			if oldK == "" || v.Before(oldT) {
+				oldK, oldT = k, v
+			}
+		}
+		delete(mt.m, oldK)
+	}
+	t := mt.now().UTC().Truncate(time.Second)
+	mt.m[hash] = t
+	var snap map[string]time.Time
+	if mt.persist != nil {
+		snap = make(map[string]time.Time, len(mt.m))
+		for k, v := range mt.m {
+			snap[k] = v
+		}
+	}
+	mt.mu.Unlock()
+	if snap != nil {
+		mt.persist(snap)
+	}
+	return t
+}
+
+// BaseURL computes the externally visible base URL ("scheme://host/") of a
+// request. X-Forwarded-Proto and X-Forwarded-Host are honoured only when
+// trusted is true (the request came from a trusted proxy). A wildcard or
+// invalid host is replaced by 127.0.0.1 (keeping the port).
+func BaseURL(r *http.Request, trusted bool) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	host := r.Host
+	if trusted {
+		if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+			scheme = p
+		}
+		if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" {
+			host = h
+		}
+	}
+	return scheme + "://" + SafeHost(host) + "/"
+}
+
+func firstValue(v string) string {
+	if i := strings.IndexByte(v, ','); i >= 0 {
+		v = v[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(v))
+}
+
+// SafeHost returns host[:port] if it is a syntactically valid host with an
+// optional port and not a wildcard address; otherwise 127.0.0.1 with the
+// original port when one can be recovered.
+func SafeHost(hostport string) string {
+	hostport = strings.ToLower(strings.TrimSpace(hostport))
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, ""
+	}
+	if port != "" && !allDigits(port) {
+		return "127.0.0.1"
+	}
+	fallback := "127.0.0.1"
+	if port != "" {
+		fallback += ":" + port
+	}
+	if IsWildcardHost(host) || !validHost(host) {
+		return fallback
+	}
+	if strings.Contains(host, ":") { // IPv6 literal
+		host = "[" + strings.Trim(host, "[]") + "]"
+	}
+	if port != "" {
+		return host + ":" + port
+	}
+	return host
+}
+
+func allDigits(s string) bool {
+	if len(s) == 0 || len(s) > 5 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func validHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	if ip := net.ParseIP(h); ip != nil {
+		return true
+	}
+	for _, c := range h {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}

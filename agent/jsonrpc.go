@@ -1,0 +1,363 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// rpcEnvelope is a JSON-RPC 2.0 request as received; every member is kept
+// raw so that wrong types become Invalid Request instead of a decode error.
+type rpcEnvelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// rpcError is the error member of a JSON-RPC response.
+type rpcError struct {
+	Code    int              `json:"code"`
+	Message string           `json:"message"`
+	Data    []map[string]any `json:"data,omitempty"`
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+var nullID = json.RawMessage("null")
+
+func toRPCError(err error) *rpcError {
+	ae := asA2AError(err)
+	return &rpcError{Code: ae.Code, Message: ae.Message, Data: ae.Details()}
+}
+
+// rpcCall is one parsed request of a single or batch call.
+type rpcCall struct {
+	id           json.RawMessage // nil for a notification
+	method       string
+	params       json.RawMessage
+	notification bool
+}
+
+// parseCall validates the envelope of one request.
+func parseCall(raw json.RawMessage) (rpcCall, *rpcError) {
+	var env rpcEnvelope
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return rpcCall{id: nullID}, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the request must be a JSON object"))
+	}
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		return rpcCall{id: nullID}, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the request must be a JSON object"))
+	}
+	call := rpcCall{id: env.ID, params: env.Params}
+	if env.ID == nil {
+		call.notification = true
+	} else if !validRPCID(env.ID) {
+		call.id = nullID
+		return call, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
+	}
+	if string(bytes.TrimSpace(env.JSONRPC)) != `"2.0"` {
+		call.notification = false
+		if call.id == nil {
+			call.id = nullID
+		}
+		return call, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`))
+	}
+	if err := json.Unmarshal(env.Method, &call.method); err != nil || call.method == "" {
+		call.notification = false
+		if call.id == nil {
+			call.id = nullID
+		}
+		return call, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: method must be a non-empty string"))
+	}
+	return call, nil
+}
+
+func validRPCID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case 'n':
+		return string(id) == "null"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var n json.Number
+		return json.Unmarshal(id, &n) == nil
+	}
+	return false
+}
+
+// serveJSONRPC answers a JSON-RPC POST (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4).
+func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal string) {
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json"))})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.svc.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.svc.cfg.MaxBodyBytes))})
+			return
+		}
+		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read"))})
+		return
+	}
+	if !json.Valid(body) {
+		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body is not valid JSON"))})
+		return
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		h.serveBatch(w, r, principal, trimmed)
+		return
+	}
+	call, perr := parseCall(trimmed)
+	if perr != nil {
+		writeRPC(w, rpcResponse{ID: call.id, Error: perr})
+		return
+	}
+	if err := h.precheck(w, r); err != nil {
+		h.answer(w, call, nil, err)
+		return
+	}
+	ctx := WithRequest(r.Context(), r)
+	switch call.method {
+	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
+		st, err := h.openStream(ctx, principal, call)
+		if err != nil {
+			h.answer(w, call, nil, err)
+			return
+		}
+		sw := startSSE(w)
+		id := call.id
+		if id == nil {
+			id = nullID
+		}
+		h.pump(ctx, sw, st, func(ev any) []byte {
+			b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Result: ev})
+			if err != nil {
+				b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(a2a.ErrInternal())})
+			}
+			return b
+		})
+		return
+	}
+	res, err := h.dispatch(ctx, principal, call)
+	h.answer(w, call, res, err)
+}
+
+// precheck applies the version and extension rules to a request.
+func (h *Handler) precheck(w http.ResponseWriter, r *http.Request) error {
+	if err := checkVersion(r); err != nil {
+		return err
+	}
+	return h.checkExtensions(w, r)
+}
+
+// answer writes the response of a single call (nothing for a notification).
+func (h *Handler) answer(w http.ResponseWriter, call rpcCall, res any, err error) {
+	if call.notification {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeRPC(w, buildResponse(call, res, err))
+}
+
+func buildResponse(call rpcCall, res any, err error) rpcResponse {
+	if err != nil {
+		return rpcResponse{ID: call.id, Error: toRPCError(err)}
+	}
+	if res == nil {
+		res = struct{}{}
+	}
+	return rpcResponse{ID: call.id, Result: res}
+}
+
+// serveBatch handles a JSON-RPC batch: each call in turn, streaming
+// methods refused, notifications unanswered.
+func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal string, body []byte) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(body, &items); err != nil || len(items) == 0 {
+		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch must be a non-empty array"))})
+		return
+	}
+	if len(items) > 100 {
+		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most 100 calls"))})
+		return
+	}
+	pre := h.precheck(w, r)
+	ctx := WithRequest(r.Context(), r)
+	var out []rpcResponse
+	for _, item := range items {
+		call, perr := parseCall(item)
+		if perr != nil {
+			out = append(out, rpcResponse{JSONRPC: "2.0", ID: call.id, Error: perr})
+			continue
+		}
+		var res any
+		err := pre
+		if err == nil {
+			switch call.method {
+			case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
+				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
+			default:
+				res, err = h.dispatch(ctx, principal, call)
+			}
+		}
+		if call.notification {
+			continue
+		}
+		resp := buildResponse(call, res, err)
+		resp.JSONRPC = "2.0"
+		out = append(out, resp)
+	}
+	if len(out) == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.ErrInternal())})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// decodeParams decodes a call's params into v, naming the offending field.
+func decodeParams(raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if raw[0] != '{' {
+		return a2a.ErrInvalidParams("params", "must be an object")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				field = "params"
+			}
+			return a2a.ErrInvalidParams(field, fmt.Sprintf("must be of JSON type %s", jsonKind(te.Type.Kind().String())))
+		}
+		return a2a.ErrInvalidParams("params", sanitizeDecodeError(err))
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	case "int", "int32", "int64", "uint", "uint32", "uint64", "float64", "float32":
+		return "number"
+	case "bool":
+		return "boolean"
+	case "ptr":
+		return "object"
+	}
+	return k
+}
+
+// sanitizeDecodeError keeps the message of our own enum decoders and hides
+// anything else behind a generic text.
+func sanitizeDecodeError(err error) string {
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return msg
+}
+
+// dispatch runs a non-streaming method.
+func (h *Handler) dispatch(ctx context.Context, principal string, call rpcCall) (any, error) {
+	s := h.svc
+	switch call.method {
+	case a2a.MethodSendMessage:
+		var req a2a.SendMessageRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.SendMessage(ctx, principal, &req)
+	case a2a.MethodGetTask:
+		var req a2a.GetTaskRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.GetTask(ctx, principal, &req)
+	case a2a.MethodListTasks:
+		var req a2a.ListTasksRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.ListTasks(ctx, principal, &req)
+	case a2a.MethodCancelTask:
+		var req a2a.CancelTaskRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.CancelTask(ctx, principal, &req)
+	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
+		return nil, ErrPushNotSupported()
+	case a2a.MethodGetExtendedAgentCard:
+		return s.GetExtendedAgentCard(ctx, principal)
+	}
+	return nil, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.method)}
+}
+
+func truncateMethod(m string) string {
+	if len(m) > 64 {
+		m = m[:64]
+	}
+	return fmt.Sprintf("%q", m)
+}
+
+// openStream starts a streaming method; errors come before any SSE output.
+func (h *Handler) openStream(ctx context.Context, principal string, call rpcCall) (Stream, error) {
+	if call.method == a2a.MethodSendStreamingMessage {
+		var req a2a.SendMessageRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return h.svc.SendStreamingMessage(ctx, principal, &req)
+	}
+	var req a2a.SubscribeToTaskRequest
+	if err := decodeParams(call.params, &req); err != nil {
+		return nil, err
+	}
+	return h.svc.SubscribeToTask(ctx, principal, &req)
+}
+
+func writeRPC(w http.ResponseWriter, resp rpcResponse) {
+	resp.JSONRPC = "2.0"
+	if resp.ID == nil {
+		resp.ID = nullID
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: toRPCError(a2a.ErrInternal())})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,330 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// Stream is an ordered sequence of StreamResponse events.
+type Stream interface {
+	// Next returns the next event; false when the stream has ended or ctx is done.
+	Next(ctx context.Context) (a2a.StreamResponse, bool)
+	// Close releases the stream; the task itself is not affected.
+	Close()
+}
+
+// SendMessage runs a turn and returns the task once it is terminal or
+// interrupted, or at once with returnImmediately (RPC-1b).
+func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	hl, err := historyLength(configHistory(req))
+	if err != nil {
+		return nil, err
+	}
+	r, first, sub, err := s.start(ctx, owner, req)
+	if err != nil {
+		return nil, err
+	}
+	defer r.unsubscribe(sub)
+	if req.Configuration != nil && req.Configuration.ReturnImmediately {
+		t := s.trimTask(first, hl, true)
+		return &a2a.SendMessageResponse{Task: &t}, nil
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		// The caller went away; the turn goes on. Answer with what we have.
+	}
+	t := s.trimTask(r.snapshot(), hl, true)
+	return &a2a.SendMessageResponse{Task: &t}, nil
+}
+
+// SendStreamingMessage runs a turn and streams its events: the Task first,
+// then status and artifact updates, ending when the turn ends.
+func (s *Service) SendStreamingMessage(ctx context.Context, owner string, req *a2a.SendMessageRequest) (Stream, error) {
+	hl, err := historyLength(configHistory(req))
+	if err != nil {
+		return nil, err
+	}
+	r, first, sub, err := s.start(ctx, owner, req)
+	if err != nil {
+		return nil, err
+	}
+	first = s.trimTask(first, hl, true)
+	return &runStream{first: &first, sub: sub, run: r, cancelOnClose: s.cfg.CancelOnDisconnect}, nil
+}
+
+// GetTask returns the caller's task with historyLength applied (RPC-8).
+func (s *Service) GetTask(ctx context.Context, owner string, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if err := checkID("id", req.ID); err != nil {
+		return nil, err
+	}
+	hl, err := historyLength(req.HistoryLength)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.loadTask(ctx, owner, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := s.trimTask(*t, hl, true)
+	return &out, nil
+}
+
+// loadTask returns the live snapshot of a running task, else the stored one.
+func (s *Service) loadTask(ctx context.Context, owner, id string) (*a2a.Task, error) {
+	if v, ok := s.hub.runs.Load(id); ok {
+		if r := v.(*run); r.owner == owner {
+			t := r.snapshot()
+			return &t, nil
+		}
+		return nil, a2a.ErrTaskNotFound(id)
+	}
+	t, err := s.hub.store.GetTask(ctx, owner, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, a2a.ErrTaskNotFound(id)
+	}
+	if err != nil {
+		s.cfg.Logger.Error("reading task", errField(err))
+		return nil, a2a.ErrInternal()
+	}
+	return t, nil
+}
+
+// ListTasks returns one page of the caller's tasks (RPC-9).
+func (s *Service) ListTasks(ctx context.Context, owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	q := store.ListQuery{Owner: owner, Limit: 50}
+	if req.PageSize != nil {
+		if *req.PageSize < 1 || *req.PageSize > 100 {
+			return nil, a2a.ErrInvalidParams("pageSize", "must be between 1 and 100")
+		}
+		q.Limit = int(*req.PageSize)
+	}
+	if req.ContextID != "" {
+		if err := checkID("contextId", req.ContextID); err != nil {
+			return nil, err
+		}
+		q.ContextID = req.ContextID
+	}
+	if req.Status != "" && req.Status != a2a.TaskStateUnspecified {
+		q.State = req.Status
+	}
+	if req.StatusTimestampAfter != "" {
+		ts, err := a2a.ParseTimestamp(req.StatusTimestampAfter)
+		if err != nil {
+			return nil, a2a.ErrInvalidParams("statusTimestampAfter", "must be an RFC 3339 timestamp")
+		}
+		q.StatusAfter = ts
+	}
+	hl, err := historyLength(req.HistoryLength)
+	if err != nil {
+		return nil, err
+	}
+	q.IncludeArtifacts = req.IncludeArtifacts != nil && *req.IncludeArtifacts
+	filter := pageFilter{owner: owner, contextID: q.ContextID, status: string(q.State), after: q.StatusAfter}
+	if req.PageToken != "" {
+		c, ok := s.tokens.decode(filter, req.PageToken)
+		if !ok {
+			return nil, a2a.ErrInvalidParams("pageToken", "is not a valid page token for these filters")
+		}
+		q.After = c
+	}
+	res, err := s.hub.store.ListTasks(ctx, q)
+	if err != nil {
+		s.cfg.Logger.Error("listing tasks", errField(err))
+		return nil, a2a.ErrInternal()
+	}
+	out := &a2a.ListTasksResponse{Tasks: make([]a2a.Task, 0, len(res.Tasks)), PageSize: int32(q.Limit), TotalSize: int32(res.Total)}
+	for _, t := range res.Tasks {
+		out.Tasks = append(out.Tasks, s.trimTask(t, hl, q.IncludeArtifacts))
+	}
+	out.NextPageToken = s.tokens.encode(filter, res.Next)
+	return out, nil
+}
+
+// CancelTask cancels a running or input-required task (RPC-10).
+func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if err := checkID("id", req.ID); err != nil {
+		return nil, err
+	}
+	if v, ok := s.hub.runs.Load(req.ID); ok {
+		r := v.(*run)
+		if r.owner != owner {
+			return nil, a2a.ErrTaskNotFound(req.ID)
+		}
+		r.mu.Lock()
+		r.canceling = true
+		r.mu.Unlock()
+		r.cancel(errCanceledByClient)
+		t := time.NewTimer(s.cfg.CancelDrain)
+		defer t.Stop()
+		select {
+		case <-r.done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		snap := r.snapshot()
+		if !snap.Status.State.Terminal() {
+			// The backend did not stop in time: the task is canceled anyway;
+			// its late events are dropped by the turn once it sees this.
+			snap = s.finalizeCanceled(ctx, owner, snap)
+		}
+		out := s.trimTask(snap, nil, true)
+		return &out, nil
+	}
+	t, err := s.loadTask(ctx, owner, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.State.Terminal() {
+		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
+	}
+	snap := s.finalizeCanceled(ctx, owner, *t)
+	out := s.trimTask(snap, nil, true)
+	return &out, nil
+}
+
+// finalizeCanceled stores t as CANCELED and returns it.
+func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task) a2a.Task {
+	t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentMessage(t.ContextID, t.ID, "Task canceled."), Timestamp: a2a.Timestamp(time.Now())}
+	if err := s.hub.store.PutTask(context.WithoutCancel(ctx), owner, &t); err != nil {
+		s.cfg.Logger.Error("storing canceled task", errField(err))
+	}
+	return t
+}
+
+// SubscribeToTask streams a task's events (RPC-11): a running task gives its
+// Task then every later event; an interrupted one gives its Task and ends.
+func (s *Service) SubscribeToTask(ctx context.Context, owner string, req *a2a.SubscribeToTaskRequest) (Stream, error) {
+	if err := checkID("id", req.ID); err != nil {
+		return nil, err
+	}
+	if v, ok := s.hub.runs.Load(req.ID); ok {
+		r := v.(*run)
+		if r.owner != owner {
+			return nil, a2a.ErrTaskNotFound(req.ID)
+		}
+		first, sub := r.subscribe()
+		if first.Status.State.Terminal() {
+			r.unsubscribe(sub)
+			return nil, a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
+		}
+		first = s.trimTask(first, nil, true)
+		return &runStream{first: &first, sub: sub, run: r}, nil
+	}
+	t, err := s.loadTask(ctx, owner, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.State.Terminal() {
+		return nil, a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
+	}
+	snap := s.trimTask(*t, nil, true)
+	return &runStream{first: &snap}, nil
+}
+
+// GetExtendedAgentCard returns the authenticated extended card (CARD-8).
+func (s *Service) GetExtendedAgentCard(ctx context.Context, owner string) (*a2a.AgentCard, error) {
+	if s.cfg.ExtendedCard == nil {
+		return nil, a2a.ErrUnsupportedOperation("The extended agent card is not available: authentication is not configured")
+	}
+	c, err := s.cfg.ExtendedCard(ctx)
+	if err != nil || c == nil {
+		return nil, &a2a.Error{Code: a2a.CodeExtendedCardNotConfigured, Message: "Extended agent card is not configured"}
+	}
+	return c, nil
+}
+
+// ErrPushNotSupported is the answer of every push-config operation while push
+// notifications are off.
+func ErrPushNotSupported() *a2a.Error {
+	return &a2a.Error{Code: a2a.CodePushNotificationNotSupported, Message: "Push notifications are not supported"}
+}
+
+// runStream is a Stream over a run's subscriber, preceded by a first event.
+type runStream struct {
+	first         *a2a.Task
+	sub           *subscriber
+	run           *run
+	cancelOnClose bool
+	ended         bool
+}
+
+func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
+	if rs.first != nil {
+		t := rs.first
+		rs.first = nil
+		return a2a.StreamResponse{Task: t}, true
+	}
+	if rs.sub == nil {
+		return a2a.StreamResponse{}, false
+	}
+	ev, ok := rs.sub.next(ctx)
+	if !ok && ctx.Err() == nil {
+		rs.ended = true
+	}
+	return ev, ok
+}
+
+func (rs *runStream) Close() {
+	if rs.sub != nil {
+		rs.run.unsubscribe(rs.sub)
+		if rs.cancelOnClose && !rs.ended {
+			rs.run.cancel(errCanceledByClient)
+		}
+	}
+}
+
+func configHistory(req *a2a.SendMessageRequest) *int32 {
+	if req.Configuration == nil {
+		return nil
+	}
+	return req.Configuration.HistoryLength
+}
+
+func historyLength(v *int32) (*int32, error) {
+	if v != nil && *v < 0 {
+		return nil, a2a.ErrInvalidParams("historyLength", "must not be negative")
+	}
+	return v, nil
+}
+
+// trimTask applies historyLength (nil → the configured cap) and drops
+// artifacts unless wanted. t is a copy; its slices are re-sliced only.
+func (s *Service) trimTask(t a2a.Task, hl *int32, artifacts bool) a2a.Task {
+	n := s.cfg.HistoryLimit
+	if hl != nil {
+		n = int(*hl)
+	}
+	switch {
+	case n == 0:
+		t.History = nil
+	case len(t.History) > n:
+		t.History = t.History[len(t.History)-n:]
+	}
+	if !artifacts {
+		t.Artifacts = nil
+	}
+	return t
+}
+
+func stateWord(s a2a.TaskState) string {
+	switch s {
+	case a2a.TaskStateCompleted:
+		return "completed"
+	case a2a.TaskStateFailed:
+		return "failed"
+	case a2a.TaskStateCanceled:
+		return "canceled"
+	case a2a.TaskStateRejected:
+		return "rejected"
+	}
+	return "finished"
+}
+
+func agentMessage(contextID, taskID, text string) *a2a.Message {
+	return &a2a.Message{MessageID: newID(), ContextID: contextID, TaskID: taskID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}
+}

@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// restRoute is a parsed HTTP+JSON path: the operation and its path values.
+type restRoute struct {
+	op             string // a2a method name
+	taskID, cfgID  string
+	methodsAllowed []string
+}
+
+// parseRESTPath maps a path (after the optional tenant segment) to an
+// operation; ok is false for paths that are not A2A routes.
+func parseRESTPath(path string) (restRoute, string, bool) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	tenant := ""
+	if len(segs) > 1 && !isRESTRoot(segs[0]) {
+		tenant, segs = segs[0], segs[1:]
+	}
+	if len(segs) == 0 {
+		return restRoute{}, "", false
+	}
+	switch {
+	case len(segs) == 1 && segs[0] == "message:send":
+		return restRoute{op: a2a.MethodSendMessage, methodsAllowed: []string{http.MethodPost}}, tenant, true
+	case len(segs) == 1 && segs[0] == "message:stream":
+		return restRoute{op: a2a.MethodSendStreamingMessage, methodsAllowed: []string{http.MethodPost}}, tenant, true
+	case len(segs) == 1 && segs[0] == "extendedAgentCard":
+		return restRoute{op: a2a.MethodGetExtendedAgentCard, methodsAllowed: []string{http.MethodGet}}, tenant, true
+	case len(segs) == 1 && segs[0] == "tasks":
+		return restRoute{op: a2a.MethodListTasks, methodsAllowed: []string{http.MethodGet}}, tenant, true
+	case len(segs) == 2 && segs[0] == "tasks":
+		id, action, _ := strings.Cut(segs[1], ":")
+		switch action {
+		case "":
+			return restRoute{op: a2a.MethodGetTask, taskID: id, methodsAllowed: []string{http.MethodGet}}, tenant, true
+		case "cancel":
+			return restRoute{op: a2a.MethodCancelTask, taskID: id, methodsAllowed: []string{http.MethodPost}}, tenant, true
+		case "subscribe":
+			return restRoute{op: a2a.MethodSubscribeToTask, taskID: id, methodsAllowed: []string{http.MethodGet, http.MethodPost}}, tenant, true
+		}
+	case len(segs) == 3 && segs[0] == "tasks" && segs[2] == "pushNotificationConfigs":
+		return restRoute{op: "pushConfigs", taskID: segs[1], methodsAllowed: []string{http.MethodGet, http.MethodPost}}, tenant, true
+	case len(segs) == 4 && segs[0] == "tasks" && segs[2] == "pushNotificationConfigs":
+		return restRoute{op: "pushConfig", taskID: segs[1], cfgID: segs[3], methodsAllowed: []string{http.MethodGet, http.MethodDelete}}, tenant, true
+	}
+	return restRoute{}, "", false
+}
+
+func isRESTRoot(seg string) bool {
+	return seg == "tasks" || seg == "extendedAgentCard" || strings.HasPrefix(seg, "message:")
+}
+
+// serveREST answers the HTTP+JSON binding (RPC-13).
+func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal string) bool {
+	route, tenant, ok := parseRESTPath(r.URL.Path)
+	if !ok {
+		return false
+	}
+	allowed := false
+	for _, m := range route.methodsAllowed {
+		if r.Method == m {
+			allowed = true
+		}
+	}
+	if !allowed {
+		w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
+		writeRESTError(w, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}, http.StatusMethodNotAllowed)
+		return true
+	}
+	if err := h.precheck(w, r); err != nil {
+		writeRESTError(w, asA2AError(err), 0)
+		return true
+	}
+	ctx := WithRequest(r.Context(), r)
+	s := h.svc
+	var res any
+	var err error
+	switch route.op {
+	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
+		var req a2a.SendMessageRequest
+		if err = h.decodeBody(w, r, &req, false); err == nil {
+			req.Tenant = tenant
+			if route.op == a2a.MethodSendMessage {
+				res, err = s.SendMessage(ctx, principal, &req)
+			} else {
+				var st Stream
+				if st, err = s.SendStreamingMessage(ctx, principal, &req); err == nil {
+					h.pumpREST(ctx, w, st)
+					return true
+				}
+			}
+		}
+	case a2a.MethodGetTask:
+		req := a2a.GetTaskRequest{Tenant: tenant, ID: route.taskID}
+		if req.HistoryLength, err = queryInt32(r.URL.Query(), "historyLength"); err == nil {
+			res, err = s.GetTask(ctx, principal, &req)
+		}
+	case a2a.MethodListTasks:
+		var req *a2a.ListTasksRequest
+		if req, err = listRequestFromQuery(r.URL.Query()); err == nil {
+			req.Tenant = tenant
+			res, err = s.ListTasks(ctx, principal, req)
+		}
+	case a2a.MethodCancelTask:
+		var req a2a.CancelTaskRequest
+		if err = h.decodeBody(w, r, &req, true); err == nil {
+			req.ID, req.Tenant = route.taskID, tenant
+			res, err = s.CancelTask(ctx, principal, &req)
+		}
+	case a2a.MethodSubscribeToTask:
+		var st Stream
+		if st, err = s.SubscribeToTask(ctx, principal, &a2a.SubscribeToTaskRequest{Tenant: tenant, ID: route.taskID}); err == nil {
+			h.pumpREST(ctx, w, st)
+			return true
+		}
+	case a2a.MethodGetExtendedAgentCard:
+		res, err = s.GetExtendedAgentCard(ctx, principal)
+	default:
+		err = ErrPushNotSupported()
+	}
+	if err != nil {
+		writeRESTError(w, asA2AError(err), 0)
+		return true
+	}
+	b, merr := json.Marshal(res)
+	if merr != nil {
+		writeRESTError(w, a2a.ErrInternal(), 0)
+		return true
+	}
+	w.Header().Set("Content-Type", "application/a2a+json")
+	_, _ = w.Write(b)
+	return true
+}
+
+// decodeBody reads a JSON request body into v; an empty body is allowed
+// when optional.
+func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		return a2a.NewError(a2a.CodeInvalidRequest, "Content-Type must be application/json or application/a2a+json")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.svc.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return a2a.NewError(a2a.CodeInvalidRequest, "The body exceeds %d bytes", h.svc.cfg.MaxBodyBytes)
+		}
+		return a2a.NewError(a2a.CodeParseError, "The body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 && optional {
+		return nil
+	}
+	if !json.Valid(body) {
+		return a2a.NewError(a2a.CodeParseError, "The body is not valid JSON")
+	}
+	return decodeParams(body, v)
+}
+
+// pumpREST streams events as SSE whose data lines are bare StreamResponses.
+func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st Stream) {
+	sw := startSSE(w)
+	h.pump(ctx, sw, st, func(ev any) []byte {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			b, _ = json.Marshal(restErrorBody(a2a.ErrInternal(), 0))
+		}
+		return b
+	})
+}
+
+type restStatus struct {
+	Code    int              `json:"code"`
+	Status  string           `json:"status"`
+	Message string           `json:"message"`
+	Details []map[string]any `json:"details,omitempty"`
+}
+
+func restErrorBody(e *a2a.Error, status int) map[string]restStatus {
+	if status == 0 {
+		status = e.HTTPStatus()
+	}
+	return map[string]restStatus{"error": {Code: status, Status: e.GRPCStatus(), Message: e.Message, Details: e.Details()}}
+}
+
+// writeRESTError writes a google.rpc.Status error body (status 0 = the
+// error's own HTTP status).
+func writeRESTError(w http.ResponseWriter, e *a2a.Error, status int) {
+	if status == 0 {
+		status = e.HTTPStatus()
+	}
+	b, _ := json.Marshal(restErrorBody(e, status))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func queryInt32(q url.Values, name string) (*int32, error) {
+	v := q.Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return nil, a2a.ErrInvalidParams(name, "must be an integer")
+	}
+	i := int32(n)
+	return &i, nil
+}
+
+// listRequestFromQuery reads ListTasks parameters from a query string.
+func listRequestFromQuery(q url.Values) (*a2a.ListTasksRequest, error) {
+	req := &a2a.ListTasksRequest{ContextID: q.Get("contextId"), PageToken: q.Get("pageToken"), StatusTimestampAfter: q.Get("statusTimestampAfter")}
+	var err error
+	if v := q.Get("status"); v != "" {
+		if req.Status, err = a2a.ParseTaskState(v); err != nil {
+			return nil, a2a.ErrInvalidParams("status", "is not a task state")
+		}
+	}
+	if req.PageSize, err = queryInt32(q, "pageSize"); err != nil {
+		return nil, err
+	}
+	if req.HistoryLength, err = queryInt32(q, "historyLength"); err != nil {
+		return nil, err
+	}
+	if v := q.Get("includeArtifacts"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, a2a.ErrInvalidParams("includeArtifacts", "must be true or false")
+		}
+		req.IncludeArtifacts = &b
+	}
+	return req, nil
+}

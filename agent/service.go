@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// Config is the behaviour of one agent endpoint. Zero values take the
+// documented defaults (see WithDefaults).
+type Config struct {
+	// Backend runs the turns. Default: EchoBackend.
+	Backend Backend
+	// Namespace is the metadata namespace (metadata.<ns>.cwd, tool traces…).
+	// Default "iac_code".
+	Namespace string
+	// ContextWait is how long a message waits for a busy context. Default 1s.
+	ContextWait time.Duration
+	// IdleTimeout evicts contexts idle for this long from memory. Default 1h.
+	IdleTimeout time.Duration
+	// MaxConcurrentTurns bounds turns running at once. Default 64.
+	MaxConcurrentTurns int
+	// HistoryLimit is how many history messages a task returns when the
+	// caller does not say (historyLength omitted). Default 100.
+	HistoryLimit int
+	// CancelDrain bounds how long CancelTask waits for a turn to stop. Default 30s.
+	CancelDrain time.Duration
+	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
+	KeepAlive time.Duration
+	// MaxBodyBytes bounds request bodies. Default 32 MiB.
+	MaxBodyBytes int64
+	// OutputModes are the media types the agent produces. Default text/plain.
+	OutputModes []string
+	// Extensions are the extension URIs the agent supports (echoed when a
+	// client activates them); RequiredExtensions must be activated by clients.
+	Extensions, RequiredExtensions []string
+	// ToolTrace exposes tool progress in status metadata. RawThinking exposes
+	// thinking chunks.
+	ToolTrace, RawThinking bool
+	// CancelOnDisconnect cancels a streaming turn when its client goes away.
+	CancelOnDisconnect bool
+	// SensitiveMetadataKeys are keys under metadata.<ns> removed from a
+	// message before it is stored or echoed (AUTH-5). Default: api_key,
+	// apiKey, token, password, secret, authorization.
+	SensitiveMetadataKeys []string
+	// Workspace validates metadata.<ns>.cwd. Default: DefaultWorkspace().
+	Workspace *Workspace
+	// ExtendedCard returns the authenticated extended card; nil when auth is
+	// off, in which case GetExtendedAgentCard is unsupported.
+	ExtendedCard func(ctx context.Context) (*a2a.AgentCard, error)
+	// PageTokenKey signs ListTasks page tokens. Default: a random key (tokens
+	// then do not survive a restart).
+	PageTokenKey []byte
+	// Logger receives one line per turn. Default: no logging.
+	Logger *zap.Logger
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.Backend == nil {
+		c.Backend = EchoBackend{}
+	}
+	if c.Namespace == "" {
+		c.Namespace = "iac_code"
+	}
+	if c.ContextWait == 0 {
+		c.ContextWait = time.Second
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = time.Hour
+	}
+	if c.MaxConcurrentTurns <= 0 {
+		c.MaxConcurrentTurns = 64
+	}
+	if c.HistoryLimit <= 0 {
+		c.HistoryLimit = 100
+	}
+	if c.CancelDrain <= 0 {
+		c.CancelDrain = 30 * time.Second
+	}
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = 15 * time.Second
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 32 << 20
+	}
+	if len(c.OutputModes) == 0 {
+		c.OutputModes = []string{"text/plain"}
+	}
+	if c.SensitiveMetadataKeys == nil {
+		c.SensitiveMetadataKeys = []string{"api_key", "apiKey", "token", "password", "secret", "authorization"}
+	}
+	if c.Workspace == nil {
+		c.Workspace = DefaultWorkspace()
+	}
+	if len(c.PageTokenKey) == 0 {
+		c.PageTokenKey = randomKey()
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}
+
+// InterruptedMessage is the status message of a task that was running when
+// the gateway stopped (RPC-12).
+const InterruptedMessage = "The gateway stopped while this task was running; the task did not finish. Please retry."
+
+// Hub is the state shared by every agent endpoint on one store: live task
+// runs and conversation contexts. It outlives configuration reloads, so a
+// turn started before a reload is still seen (and cancellable) after it.
+type Hub struct {
+	store    store.Store
+	runs     sync.Map // task id → *run
+	contexts *contextTable
+
+	mu          sync.Mutex
+	idleTimeout time.Duration
+	stop        chan struct{}
+	stopped     sync.WaitGroup
+	closeOnce   sync.Once
+}
+
+// NewHub opens the shared runtime over st and marks tasks left running by a
+// previous process as failed.
+func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
+	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
+		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)
+	}
+	h := &Hub{store: st, contexts: newContextTable(), idleTimeout: time.Hour, stop: make(chan struct{})}
+	h.stopped.Add(1)
+	go h.janitor()
+	return h, nil
+}
+
+// Store returns the hub's store.
+func (h *Hub) Store() store.Store { return h.store }
+
+// LiveContexts returns how many contexts are held in memory.
+func (h *Hub) LiveContexts() int { return h.contexts.len() }
+
+func (h *Hub) setIdleTimeout(d time.Duration) {
+	h.mu.Lock()
+	h.idleTimeout = d
+	h.mu.Unlock()
+}
+
+func (h *Hub) janitor() {
+	defer h.stopped.Done()
+	for {
+		h.mu.Lock()
+		idle := h.idleTimeout
+		h.mu.Unlock()
+		tick := min(max(idle/4, 10*time.Millisecond), time.Minute)
+		t := time.NewTimer(tick)
+		select {
+		case <-h.stop:
+			t.Stop()
+			return
+		case now := <-t.C:
+			h.contexts.evictIdle(now.Add(-idle))
+		}
+	}
+}
+
+// Close cancels running turns, waits briefly for them to store their final
+// state, and stops background work. It does not close the store.
+func (h *Hub) Close() error {
+	h.closeOnce.Do(func() {
+		close(h.stop)
+		var pending []*run
+		h.runs.Range(func(_, v any) bool {
+			r := v.(*run)
+			r.cancel(errShutdown)
+			pending = append(pending, r)
+			return true
+		})
+		deadline := time.After(10 * time.Second)
+		for _, r := range pending {
+			select {
+			case <-r.done:
+			case <-deadline:
+			}
+		}
+		h.stopped.Wait()
+	})
+	return nil
+}
+
+var (
+	errCanceledByClient = errors.New("task canceled by client")
+	errShutdown         = errors.New("gateway shutting down")
+)
+
+// Service implements the A2A operations over a Hub, transport-neutral: each
+// method takes the caller's principal ("" when auth is off).
+type Service struct {
+	hub    *Hub
+	cfg    Config
+	tokens pageTokens
+	slots  chan struct{}
+}
+
+// NewService returns a service with cfg (defaults applied) over hub.
+func NewService(hub *Hub, cfg Config) *Service {
+	cfg = cfg.WithDefaults()
+	hub.setIdleTimeout(cfg.IdleTimeout)
+	return &Service{hub: hub, cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns)}
+}
+
+// Config returns the service's effective configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+func randomKey() []byte {
+	k := make([]byte, 32)
+	if _, err := readRandom(k); err != nil {
+		// crypto/rand never fails on supported platforms; fall back to
+		// something unpredictable enough rather than a fixed key.
+		copy(k, fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid()))
+	}
+	return k
+}
+
+// requestKey carries the *http.Request through a context, for callbacks
+// (such as ExtendedCard) that need the request's host.
+type requestKey struct{}
+
+// WithRequest returns ctx carrying r.
+func WithRequest(ctx context.Context, r *http.Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// RequestFromContext returns the request stored by WithRequest, or nil.
+func RequestFromContext(ctx context.Context) *http.Request {
+	r, _ := ctx.Value(requestKey{}).(*http.Request)
+	return r
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations is the schema history. migrations[i] brings a database from
+// version i to version i+1; the version is kept in PRAGMA user_version.
+// Entries are append-only: never edit one that has shipped, add a new one.
+// SCHEMA.md documents the resulting schema.
+var migrations = []string{
+	// 1: tasks, their per-filter counts, and contexts.
+	`
+CREATE TABLE tasks (
+	id         TEXT    NOT NULL PRIMARY KEY,
+	owner      TEXT    NOT NULL,
+	context_id TEXT    NOT NULL,
+	state      TEXT    NOT NULL,
+	status_ts  INTEGER NOT NULL,
+	body       TEXT    NOT NULL,
+	artifacts  TEXT,
+	created_ms INTEGER NOT NULL,
+	updated_ms INTEGER NOT NULL
+);
+CREATE INDEX tasks_owner_ts ON tasks (owner, status_ts DESC, id DESC);
+CREATE INDEX tasks_owner_ctx_ts ON tasks (owner, context_id, status_ts DESC, id DESC);
+CREATE INDEX tasks_owner_state_ts ON tasks (owner, state, status_ts DESC, id DESC);
+CREATE INDEX tasks_owner_ctx_state_ts ON tasks (owner, context_id, state, status_ts DESC, id DESC);
+
+CREATE TABLE task_counts (
+	owner      TEXT    NOT NULL,
+	context_id TEXT    NOT NULL,
+	state      TEXT    NOT NULL,
+	n          INTEGER NOT NULL,
+	PRIMARY KEY (owner, context_id, state)
+) WITHOUT ROWID;
+
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks
+BEGIN
+	INSERT INTO task_counts (owner, context_id, state, n)
+		SELECT DISTINCT NEW.owner, column1, column2, 1
+		FROM (VALUES ('', ''), ('', NEW.state), (NEW.context_id, ''), (NEW.context_id, NEW.state))
+		WHERE true
+	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks
+BEGIN
+	UPDATE task_counts SET n = n - 1
+	WHERE owner = OLD.owner AND (context_id, state) IN
+		(VALUES ('', ''), ('', OLD.state), (OLD.context_id, ''), (OLD.context_id, OLD.state));
+END;
+
+CREATE TRIGGER tasks_count_update AFTER UPDATE OF owner, context_id, state ON tasks
+WHEN OLD.owner IS NOT NEW.owner OR OLD.context_id IS NOT NEW.context_id OR OLD.state IS NOT NEW.state
+BEGIN
+	UPDATE task_counts SET n = n - 1
+	WHERE owner = OLD.owner AND (context_id, state) IN
+		(VALUES ('', ''), ('', OLD.state), (OLD.context_id, ''), (OLD.context_id, OLD.state));
+	INSERT INTO task_counts (owner, context_id, state, n)
+		SELECT DISTINCT NEW.owner, column1, column2, 1
+		FROM (VALUES ('', ''), ('', NEW.state), (NEW.context_id, ''), (NEW.context_id, NEW.state))
+		WHERE true
+	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TABLE contexts (
+	owner      TEXT    NOT NULL,
+	id         TEXT    NOT NULL,
+	cwd        TEXT    NOT NULL,
+	state      BLOB,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (owner, id)
+);
+`,
+}
+
+// schemaVersion is the version a fully migrated database has.
+var schemaVersion = len(migrations)
+
+// migrate brings the database behind conn to schemaVersion, applying the
+// missing migrations in order inside one write transaction. It is a no-op on
+// an up-to-date database and refuses one written by a newer binary.
+func migrate(ctx context.Context, conn *sql.Conn) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("starting migration: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	var v int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("reading schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("database schema version %d is newer than this build supports (%d)", v, schemaVersion)
+	}
+	if v < 0 {
+		return fmt.Errorf("invalid database schema version %d", v)
+	}
+	for i := v; i < schemaVersion; i++ {
+		if _, err := conn.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("applying schema migration %d: %w", i+1, err)
+		}
+	}
+	if v != schemaVersion {
+		// PRAGMA takes no bound parameters; the value is our own integer.
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+			return fmt.Errorf("recording schema version: %w", err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("committing migration: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
+)
+
+// unmarshalOption parses one agent subdirective of the a2a Caddyfile block.
+// It reports false when the current token is not one of its options.
+//
+//	backend <name> [<args…>] { … }
+//	namespace <ns>
+//	context_wait <duration>
+//	idle_timeout <duration>
+//	max_concurrent_turns <n>
+//	history_limit <n>
+//	cancel_drain <duration>
+//	keep_alive <duration>
+//	max_body_size <size>
+//	thinking_exposure none|tool_trace|raw_thinking…
+//	cancel_on_disconnect
+//	allowed_cwds <dir…>
+//	sensitive_metadata_keys <key…>
+func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	opt := d.Val()
+	switch opt {
+	case "backend":
+		if !d.NextArg() {
+			return true, d.ArgErr()
+		}
+		name := d.Val()
+		unm, err := caddyfile.UnmarshalModule(d.NewFromNextSegment(), "a2a.backends."+name)
+		if err != nil {
+			return true, err
+		}
+		h.BackendRaw = caddyconfig.JSONModuleObject(unm, "backend", name, nil)
+	case "namespace":
+		return true, stringArg(d, &h.Namespace)
+	case "context_wait":
+		return true, durationArg(d, &h.ContextWait)
+	case "idle_timeout":
+		return true, durationArg(d, &h.IdleTimeout)
+	case "cancel_drain":
+		return true, durationArg(d, &h.CancelDrain)
+	case "keep_alive":
+		return true, durationArg(d, &h.KeepAlive)
+	case "max_concurrent_turns":
+		n, err := intArg(d)
+		if err == nil && n < 1 {
+			err = d.Errf("max_concurrent_turns must be at least 1")
+		}
+		h.MaxConcurrentTurns = n
+		return true, err
+	case "history_limit":
+		n, err := intArg(d)
+		if err == nil && n < 1 {
+			err = d.Errf("history_limit must be at least 1")
+		}
+		h.HistoryLimit = n
+		return true, err
+	case "max_body_size":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return true, d.ArgErr()
+		}
+		n, err := humanize.ParseBytes(v)
+		if err != nil || n == 0 {
+			return true, d.Errf("max_body_size: invalid size %q", v)
+		}
+		h.MaxBodySize = int64(n)
+	case "thinking_exposure":
+		types := []string{}
+		for d.NextArg() {
+			switch d.Val() {
+			case "none":
+			case "tool_trace", "raw_thinking":
+				types = append(types, d.Val())
+			default:
+				return true, d.Errf("thinking_exposure: unknown type %q (want none, tool_trace or raw_thinking)", d.Val())
+			}
+		}
+		h.ThinkingExposure = &types
+	case "cancel_on_disconnect":
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.CancelOnDisconnect = true
+	case "allowed_cwds":
+		h.AllowedCwds = d.RemainingArgs()
+		if len(h.AllowedCwds) == 0 {
+			return true, d.ArgErr()
+		}
+	case "sensitive_metadata_keys":
+		h.SensitiveMetadataKeys = d.RemainingArgs()
+		if len(h.SensitiveMetadataKeys) == 0 {
+			return true, d.ArgErr()
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// attach receives the card and auth handlers built by the same a2a
+// directive: the agent keeps a copy of the card (for the extended card,
+// output modes and required extensions) and the card learns what the agent
+// exposes.
+func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
+	if card == nil {
+		return
+	}
+	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
+		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
+	} else if h.ThinkingExposure == nil {
+		card.ThinkingTypes = []string{"tool_trace"}
+	}
+	c := *card
+	h.Card = &c
+}
+
+func stringArg(d *caddyfile.Dispenser, out *string) error {
+	if !d.Args(out) || d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+func durationArg(d *caddyfile.Dispenser, out *caddy.Duration) error {
+	opt := d.Val()
+	var v string
+	if !d.Args(&v) || d.NextArg() {
+		return d.ArgErr()
+	}
+	dur, err := caddy.ParseDuration(v)
+	if err != nil || dur <= 0 {
+		return d.Errf("%s: invalid duration %q", opt, v)
+	}
+	*out = caddy.Duration(dur)
+	return nil
+}
+
+func intArg(d *caddyfile.Dispenser) (int, error) {
+	var v string
+	if !d.Args(&v) || d.NextArg() {
+		return 0, d.ArgErr()
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, d.Errf("invalid number %q", v)
+	}
+	return n, nil
+}

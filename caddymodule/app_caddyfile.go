@@ -1,0 +1,66 @@
+package caddymodule
+
+import (
+	"encoding/json"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("a2a", parseAppOption)
+}
+
+// parseAppOption parses the global a2a block:
+//
+//	{
+//		a2a {
+//			data_dir <path>
+//			store sqlite
+//			durability full|normal
+//		}
+//	}
+func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
+	app := new(App)
+	if existing != nil {
+		if prev, ok := existing.(httpcaddyfile.App); ok {
+			if err := json.Unmarshal(prev.Value, app); err != nil {
+				return nil, err
+			}
+		}
+	}
+	d.Next() // the option name
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		opt := d.Val()
+		if seen[opt] {
+			return nil, d.Errf("a2a: duplicate option %q", opt)
+		}
+		seen[opt] = true
+		var val string
+		if !d.Args(&val) || d.NextArg() {
+			return nil, d.Errf("a2a: %s takes exactly one value", opt)
+		}
+		switch opt {
+		case "data_dir":
+			app.DataDir = val
+		case "store":
+			if val != "sqlite" {
+				return nil, d.Errf("a2a: store: unknown store %q (want sqlite)", val)
+			}
+			app.Store = val
+		case "durability":
+			if val != "full" && val != "normal" {
+				return nil, d.Errf("a2a: durability must be full or normal, not %q", val)
+			}
+			app.Durability = val
+		default:
+			return nil, d.Errf("a2a: unknown global option %q", opt)
+		}
+	}
+	return httpcaddyfile.App{Name: "a2a", Value: caddyconfig.JSON(app, nil)}, nil
+}

@@ -1,0 +1,110 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+)
+
+func init() {
+	caddy.RegisterModule(AuthHandler{})
+}
+
+// PrincipalVar is the request variable (caddyhttp.GetVar) holding the
+// authenticated principal's name; the agent handler reads it.
+const PrincipalVar = "a2a.principal"
+
+// AuthHandler guards the handlers after it with bearer tokens, HTTP Basic
+// and API keys (see auth.Config, flattened into this object), each mapped
+// to a named principal. Unset credentials default to the IACCODE_A2A_*
+// environment variables unless no_env is set. Secrets may be {env.X} or
+// {file.path} placeholders, resolved at provision time.
+//
+// A request without valid credentials gets 401 with body
+// {"error":"Unauthorized"} and one WWW-Authenticate header per enabled
+// scheme. On success it sets the placeholder {http.auth.user.id} and the
+// request variable a2a.principal to the principal name. With no credential
+// configured at all, every request passes through without a principal.
+type AuthHandler struct {
+	auth.Config
+
+	authn  *auth.Authenticator
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (AuthHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.a2a_auth",
+		New: func() caddy.Module { return new(AuthHandler) },
+	}
+}
+
+// Provision applies environment defaults, resolves placeholders and checks
+// the credentials.
+func (h *AuthHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	repl := caddy.NewReplacer()
+	authn, warns, err := auth.New(h.Config, auth.Options{
+		Getenv:  os.Getenv,
+		Replace: func(s string) string { return repl.ReplaceKnown(s, "") },
+	})
+	for _, w := range warns {
+		h.logger.Warn(w)
+	}
+	if err != nil {
+		return fmt.Errorf("a2a auth: %w", err)
+	}
+	h.authn = authn
+	if authn.Enabled() {
+		s := authn.Schemes()
+		h.logger.Info("a2a auth enabled",
+			zap.Bool("bearer", s.Bearer), zap.Bool("basic", s.Basic), zap.Bool("api_key", s.APIKey),
+			zap.Int("principals", len(authn.Principals())))
+	}
+	return nil
+}
+
+// Authenticator returns the provisioned authenticator (nil before
+// Provision).
+func (h *AuthHandler) Authenticator() *auth.Authenticator { return h.authn }
+
+var unauthorizedBody = []byte(`{"error":"Unauthorized"}`)
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !h.authn.Enabled() {
+		return next.ServeHTTP(w, r)
+	}
+	principal, ok := h.authn.Authenticate(r)
+	if !ok {
+		if c := h.logger.Check(zap.DebugLevel, "a2a auth: unauthorized request"); c != nil {
+			c.Write(zap.String("remote_ip", r.RemoteAddr), zap.String("uri", r.RequestURI))
+		}
+		hdr := w.Header()
+		for _, c := range h.authn.Challenges() {
+			hdr.Add("WWW-Authenticate", c)
+		}
+		hdr.Set("Content-Type", "application/json")
+		hdr.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write(unauthorizedBody)
+		return nil
+	}
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Set("http.auth.user.id", principal)
+	}
+	caddyhttp.SetVar(r.Context(), PrincipalVar, principal)
+	return next.ServeHTTP(w, r)
+}
+
+var (
+	_ caddy.Provisioner           = (*AuthHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*AuthHandler)(nil)
+)

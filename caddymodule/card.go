@@ -1,0 +1,254 @@
+package caddymodule
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
+)
+
+func init() {
+	caddy.RegisterModule(CardHandler{})
+}
+
+// Well-known card paths.
+const (
+	CardPath       = "/.well-known/agent-card.json"
+	LegacyCardPath = "/.well-known/agent.json"
+)
+
+// CardHandler serves the public A2A 1.0 Agent Card on
+// /.well-known/agent-card.json and the legacy /.well-known/agent.json (GET
+// and HEAD), with Content-Type application/a2a+json, Cache-Control, a strong
+// ETag of the exact bytes served and a Last-Modified that only moves when the
+// card content changes; conditional requests get 304. Other paths go to the
+// next handler.
+//
+// The card is the configured fields (flattened into this object; see
+// card.Config) plus runtime fields: supportedInterfaces (JSONRPC then
+// HTTP+JSON at the base URL: public_url, else the request's scheme and Host,
+// honouring X-Forwarded-Proto/Host only from trusted proxies; never a
+// wildcard address), capabilities and security schemes.
+type CardHandler struct {
+	card.Config
+
+	// MaxAge is the Cache-Control max-age of card responses. Default: 60s.
+	MaxAge *caddy.Duration `json:"max_age,omitempty"`
+
+	// Security declares which auth schemes guard the agent, for the card's
+	// securitySchemes and securityRequirements. The a2a directive fills it
+	// from its auth block; in JSON, keep it in step with the a2a_auth
+	// handler. Never holds a credential.
+	Security *CardSecurity `json:"security,omitempty"`
+
+	// PushNotifications sets capabilities.pushNotifications. Default: false.
+	PushNotifications bool `json:"push_notifications,omitempty"`
+
+	// ThinkingTypes are the enabled thinking-exposure types (e.g.
+	// tool_trace, raw_thinking); when non-empty the thinking-exposure
+	// extension is advertised with params.enabledTypes.
+	ThinkingTypes []string `json:"thinking_types,omitempty"`
+
+	schemes      auth.Schemes
+	cacheControl string
+	logger       *zap.Logger
+
+	cache *renderCache
+}
+
+// renderCache holds rendered cards by base URL.
+type renderCache struct {
+	mu sync.Mutex
+	m  map[string]*card.Rendered
+}
+
+// CardSecurity lists the auth schemes advertised on the card.
+type CardSecurity struct {
+	// Bearer advertises bearerAuth (HTTP Bearer).
+	Bearer bool `json:"bearer,omitempty"`
+	// Basic advertises basicAuth (HTTP Basic).
+	Basic bool `json:"basic,omitempty"`
+	// APIKey advertises apiKeyAuth (an API key header).
+	APIKey bool `json:"api_key,omitempty"`
+	// APIKeyHeader names the API key header. Default:
+	// $IACCODE_A2A_API_KEY_HEADER when from_env, else X-API-Key.
+	APIKeyHeader string `json:"api_key_header,omitempty"`
+	// FromEnv also advertises schemes whose IACCODE_A2A_* environment
+	// variables are set, exactly as a2a_auth does without no_env.
+	FromEnv bool `json:"from_env,omitempty"`
+}
+
+// maxCachedHosts bounds the per-host rendering cache.
+const maxCachedHosts = 64
+
+// CaddyModule returns the Caddy module information.
+func (CardHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.a2a_card",
+		New: func() caddy.Module { return new(CardHandler) },
+	}
+}
+
+// Provision sets defaults and resolves the enabled auth schemes.
+func (h *CardHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	maxAge := 60 * time.Second
+	if h.MaxAge != nil {
+		maxAge = time.Duration(*h.MaxAge)
+	}
+	if maxAge < 0 {
+		return errors.New("card max_age: must not be negative")
+	}
+	h.cacheControl = "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)
+	h.schemes = h.Security.schemes()
+	h.cache = &renderCache{m: map[string]*card.Rendered{}}
+	return nil
+}
+
+// schemes turns the declaration into auth.Schemes, applying env defaults.
+func (s *CardSecurity) schemes() auth.Schemes {
+	if s == nil {
+		return auth.Schemes{APIKeyHeader: auth.DefaultAPIKeyHeader}
+	}
+	var getenv func(string) string
+	if s.FromEnv {
+		getenv = os.Getenv
+	}
+	env := auth.Config{APIKeyHeader: s.APIKeyHeader, NoEnv: !s.FromEnv}.Schemes(getenv)
+	env.Bearer = env.Bearer || s.Bearer
+	env.Basic = env.Basic || s.Basic
+	env.APIKey = env.APIKey || s.APIKey
+	return env
+}
+
+// Validate checks the card configuration.
+func (h *CardHandler) Validate() error {
+	return h.Config.Validate()
+}
+
+// Runtime returns the runtime facts for a card served to r (base URL from
+// public_url or the request, auth schemes, push and thinking settings).
+func (h *CardHandler) Runtime(r *http.Request) card.Runtime {
+	base := h.PublicURL
+	if base == "" && r != nil {
+		trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+		base = card.BaseURL(r, trusted)
+	}
+	return card.Runtime{
+		BaseURL:           base,
+		Bearer:            h.schemes.Bearer,
+		Basic:             h.schemes.Basic,
+		APIKey:            h.schemes.APIKey,
+		APIKeyHeader:      h.schemes.APIKeyHeader,
+		PushNotifications: h.PushNotifications,
+		ThinkingTypes:     h.ThinkingTypes,
+	}
+}
+
+// Card builds the public card as served to r.
+func (h *CardHandler) Card(r *http.Request) *a2a.AgentCard {
+	return card.Build(&h.Config, h.Runtime(r))
+}
+
+func (h *CardHandler) rendered(r *http.Request) (*card.Rendered, error) {
+	rt := h.Runtime(r)
+	rc := h.cache
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if c, ok := rc.m[rt.BaseURL]; ok {
+		return c, nil
+	}
+	c, err := card.Render(card.Build(&h.Config, rt))
+	if err != nil {
+		return nil, err
+	}
+	if len(rc.m) >= maxCachedHosts {
+		clear(rc.m)
+	}
+	rc.m[rt.BaseURL] = c
+	return c, nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.URL.Path != CardPath && r.URL.Path != LegacyCardPath {
+		return next.ServeHTTP(w, r)
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		return caddyhttp.Error(http.StatusMethodNotAllowed, errors.New("agent card: method not allowed"))
+	}
+	c, err := h.rendered(r)
+	if err != nil {
+		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("rendering agent card: %w", err))
+	}
+	mod := cardModTimes.FirstSeen(c.Hash)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/a2a+json")
+	hdr.Set("Cache-Control", h.cacheControl)
+	hdr.Set("Etag", c.ETag)
+	http.ServeContent(w, r, "", mod, bytes.NewReader(c.Body))
+	return nil
+}
+
+// cardModTimes remembers, process-wide and across reloads, when each card
+// rendering (by content hash) was first served; it is persisted under
+// Caddy's data directory so restarts keep Last-Modified too. Keys are content
+// hashes, so sites and config generations cannot disturb each other.
+var cardModTimes = card.NewModTimes(1024, loadModTimes, saveModTimes)
+
+var modTimesMu sync.Mutex
+
+func modTimesFile() string {
+	return filepath.Join(caddy.AppDataDir(), "a2a", "card_modtimes.json")
+}
+
+func loadModTimes() map[string]time.Time {
+	b, err := os.ReadFile(modTimesFile())
+	if err != nil {
+		return nil
+	}
+	var m map[string]time.Time
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+func saveModTimes(m map[string]time.Time) {
+	modTimesMu.Lock()
+	defer modTimesMu.Unlock()
+	path := modTimesFile()
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return
+	}
+	_ = os.Rename(tmp, path)
+}
+
+var (
+	_ caddy.Provisioner           = (*CardHandler)(nil)
+	_ caddy.Validator             = (*CardHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*CardHandler)(nil)
+)
