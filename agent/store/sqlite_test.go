@@ -269,7 +269,8 @@ var testStates = []a2a.TaskState{
 func fillRandom(t *testing.T, s *SQLite, n int, seed uint64) map[string]*model {
 	r := rand.New(rand.NewPCG(seed, 1))
 	owners := []string{"", "alice", "bob"}
-	ctxs := []string{"c1", "c2", "c3"}
+	// "" exercises the trigger's de-duplication of the (owner, '', …) rows.
+	ctxs := []string{"c1", "c2", "c3", ""}
 	all := make(map[string]*model, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -930,7 +931,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		return n
 	}
-	before := settle(0)
+	before := runtime.NumGoroutine()
 	dir := t.TempDir()
 	for i := range 3 {
 		s, err := OpenSQLite(filepath.Join(dir, "a2a.db"), SQLiteOptions{})
