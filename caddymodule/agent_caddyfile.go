@@ -33,7 +33,7 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, d.ArgErr()
 		}
 		name := d.Val()
-		unm, err := caddyfile.UnmarshalModule(d.NewFromNextSegment(), "a2a.backends."+name)
+		unm, err := caddyfile.UnmarshalModule(d, "a2a.backends."+name)
 		if err != nil {
 			return true, err
 		}
