@@ -23,7 +23,7 @@ vet:
 	$(GO) vet ./...
 
 fmt-check:
-	@out="$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))"; \
+	@out="$$(find . -name '*.go' -not -path './.git/*' -not -path './node_modules/*' | xargs gofmt -l)"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## test: vet, gofmt check, race tests (Caddy's XDG dirs point at temp dirs)

@@ -65,7 +65,7 @@ func (s *sseWriter) keepAlive(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			if s.err == nil {
+			if s.err == nil && ctx.Err() == nil {
 				if _, err := s.w.Write([]byte(": keep-alive\n\n")); err != nil {
 					s.err = err
 				} else {
@@ -82,8 +82,14 @@ func (s *sseWriter) keepAlive(ctx context.Context, every time.Duration) {
 func (h *Handler) pump(ctx context.Context, sw *sseWriter, st Stream, render func(any) []byte) {
 	defer st.Close()
 	kctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go sw.keepAlive(kctx, h.svc.cfg.KeepAlive)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sw.keepAlive(kctx, h.svc.cfg.KeepAlive)
+	}()
+	// The writer must not be touched once the handler returns: stop the
+	// keep-alive goroutine and wait for it first.
+	defer func() { stop(); <-done }()
 	for {
 		ev, ok := st.Next(ctx)
 		if !ok {

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/textproto"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -228,7 +227,6 @@ func New(cfg Config, opts Options) (*Authenticator, []string, error) {
 	if !validHeaderName(a.header) {
 		return nil, warns, fmt.Errorf("api_key_header: %q is not a valid header name", a.header)
 	}
-	a.header = textproto.CanonicalMIMEHeaderKey(a.header)
 	if strings.EqualFold(a.header, "Authorization") {
 		return nil, warns, errors.New("api_key_header: must not be Authorization")
 	}

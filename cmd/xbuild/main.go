@@ -145,6 +145,13 @@ func builderFor(m *Manifest, baseDir string) (*xcaddy.Builder, string, error) {
 			return nil, "", fmt.Errorf("plugins[%d]: %s is not inside module %s found at %s", i, p.Module, root, p.Replace)
 		}
 		b.Replacements = append(b.Replacements, xcaddy.NewReplace(root, abs))
+		if p.Version == "" && p.Module != root {
+			// xcaddy skips `go get` for a package inside a replaced module,
+			// and its bare `go get` then asks the proxy for the package
+			// path. Requiring the module root (a package that imports the
+			// plugin) at the placeholder version pins the local tree.
+			b.Plugins = append(b.Plugins, xcaddy.Dependency{PackagePath: root, Version: localVersion})
+		}
 	}
 	out := m.Output
 	if !filepath.IsAbs(out) {
@@ -152,6 +159,9 @@ func builderFor(m *Manifest, baseDir string) (*xcaddy.Builder, string, error) {
 	}
 	return b, out, nil
 }
+
+// localVersion is the version Go gives a replaced module that has none.
+const localVersion = "v0.0.0-00010101000000-000000000000"
 
 // modulePath reads the module line of a go.mod file.
 func modulePath(gomod string) (string, error) {

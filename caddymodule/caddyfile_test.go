@@ -1,0 +1,253 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+)
+
+func parseBlock(t *testing.T, src string) (*a2aHandlers, error) {
+	t.Helper()
+	d := caddyfile.NewTestDispenser(src)
+	d.Next() // directive name
+	return unmarshalA2A(d)
+}
+
+func TestUnmarshalCardAndAuth(t *testing.T) {
+	hs, err := parseBlock(t, `a2a {
+		card {
+			name iac-code
+			description "An agent."
+			version 2.0.0
+			provider "Example Org" https://example.com
+			documentation_url https://docs.example.com
+			icon_url https://example.com/icon.png
+			public_url https://agent.example.com
+			max_age 2m
+			namespace acme
+			input_modes text/plain application/json
+			output_modes text/plain
+			extension urn:iac-code:a2a:artifact-metadata:v1 required
+			extension urn:other {
+				description "Other ext"
+				param mode strict
+			}
+			skill gen {
+				name "Gen"
+				description "Generates things for you."
+				tags a b
+				example "one"
+				example "two"
+				input_modes text/plain
+				output_modes application/json
+			}
+		}
+		auth {
+			bearer {env.TOK}
+			basic alice $2a$10$aetn5KWkJm/o6DlAdTcxpu6hCmamOkuEPxHTa19zNS5ey.RUBXzhK
+			api_key {file./run/key}
+			api_key_header X-Key
+			principal ci bearer ci-token
+			principal ci api_key ci-key
+			principal bob basic bob pw
+			default_principal ops
+			realm agents
+			no_env
+		}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := hs.card
+	if c.Name != "iac-code" || c.Version != "2.0.0" || c.Provider.Organization != "Example Org" ||
+		c.PublicURL != "https://agent.example.com" || c.Namespace != "acme" || c.MaxAge == nil ||
+		len(c.InputModes) != 2 || len(c.Skills) != 1 || len(c.Skills[0].Examples) != 2 ||
+		c.Skills[0].OutputModes[0] != "application/json" || len(c.Extensions) != 2 ||
+		!c.Extensions[0].Required || c.Extensions[1].Params["mode"] != "strict" {
+		t.Errorf("card parsed wrong: %+v", c)
+	}
+	a := hs.auth
+	if a.Token != "{env.TOK}" || a.Basic.Username != "alice" || a.APIKey != "{file./run/key}" ||
+		a.APIKeyHeader != "X-Key" || a.DefaultPrincipal != "ops" || a.Realm != "agents" || !a.NoEnv {
+		t.Errorf("auth parsed wrong: %+v", a.Config)
+	}
+	if len(a.Principals) != 2 || a.Principals[0].Token != "ci-token" || a.Principals[0].APIKey != "ci-key" || a.Principals[1].Basic.Password != "pw" {
+		t.Errorf("principals parsed wrong: %+v", a.Principals)
+	}
+	if s := c.Security; s == nil || !s.Bearer || !s.Basic || !s.APIKey || s.APIKeyHeader != "X-Key" || s.FromEnv {
+		t.Errorf("card security = %+v", c.Security)
+	}
+}
+
+func TestUnmarshalErrors(t *testing.T) {
+	card := "card {\nname x\n}\n"
+	tests := []struct {
+		name, src, want string
+	}{
+		{"no card", `a2a {
+		}`, "card block"},
+		{"args", `a2a foo {
+			` + card + `}`, "wrong argument count"},
+		{"unknown sub", `a2a {
+			` + card + `bogus 1
+		}`, `unknown a2a subdirective "bogus"`},
+		{"dup card", `a2a {
+			` + card + card + `}`, "duplicate card block"},
+		{"dup auth", `a2a {
+			` + card + "auth {\n}\nauth {\n}\n}", "duplicate auth block"},
+		{"empty name", `a2a {
+			card {
+				description x
+			}
+		}`, "card name: must not be empty"},
+		{"skill without tags", `a2a {
+			card {
+				name x
+				skill s {
+					name S
+					description "Something useful."
+				}
+			}
+		}`, `skill "s" tags`},
+		{"duplicate skill", `a2a {
+			card {
+				name x
+				skill s {
+					tags a
+				}
+				skill s {
+					tags a
+				}
+			}
+		}`, `duplicate skill "s"`},
+		{"bad url", `a2a {
+			card {
+				name x
+				documentation_url nope
+			}
+		}`, "documentation_url"},
+		{"dup card option", `a2a {
+			card {
+				name x
+				name y
+			}
+		}`, "duplicate name"},
+		{"unknown card option", `a2a {
+			card {
+				name x
+				colour blue
+			}
+		}`, `unknown card option "colour"`},
+		{"bad max_age", `a2a {
+			card {
+				name x
+				max_age soon
+			}
+		}`, "max_age"},
+		{"provider args", `a2a {
+			card {
+				name x
+				provider Org
+			}
+		}`, "wrong argument count"},
+		{"unknown skill option", `a2a {
+			card {
+				name x
+				skill s {
+					colour blue
+				}
+			}
+		}`, `unknown option "colour"`},
+		{"basic without password", `a2a {
+			` + card + `auth {
+				basic alice
+			}
+		}`, "password (or bcrypt hash) required"},
+		{"dup bearer", `a2a {
+			` + card + `auth {
+				bearer a
+				token b
+			}
+		}`, "duplicate token"},
+		{"unknown auth option", `a2a {
+			` + card + `auth {
+				oauth x
+			}
+		}`, `unknown auth option "oauth"`},
+		{"principal bad scheme", `a2a {
+			` + card + `auth {
+				principal ci jwt x
+			}
+		}`, `unknown scheme "jwt"`},
+		{"principal dup scheme", `a2a {
+			` + card + `auth {
+				principal ci bearer a
+				principal ci bearer b
+			}
+		}`, "duplicate bearer token"},
+		{"principal no scheme", `a2a {
+			` + card + `auth {
+				principal ci
+			}
+		}`, "usage is principal"},
+		{"no_env arg", `a2a {
+			` + card + `auth {
+				no_env yes
+			}
+		}`, "wrong argument count"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseBlock(t, tc.src)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAdaptRouteOrder(t *testing.T) {
+	src := `{
+	admin off
+}
+http://127.0.0.1:9999 {
+	respond /x 204
+	a2a {
+		card {
+			name x
+		}
+	}
+}`
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	out, _, err := adapter.Adapt([]byte(src), nil)
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	s := string(out)
+	var order []string
+	for _, h := range []string{`"handler":"a2a_health"`, `"handler":"a2a_card"`, `"handler":"a2a_auth"`, `"handler":"a2a"`, `"handler":"static_response"`} {
+		i := strings.Index(s, h)
+		if i < 0 {
+			t.Fatalf("adapted config lacks %s: %s", h, s)
+		}
+		order = append(order, h)
+		_ = i
+	}
+	idx := func(h string) int { return strings.Index(s, h) }
+	if !(idx(`"handler":"a2a_health"`) < idx(`"handler":"a2a_card"`) &&
+		idx(`"handler":"a2a_card"`) < idx(`"handler":"a2a_auth"`) &&
+		idx(`"handler":"a2a_auth"`) < idx(`"handler":"a2a"`)) {
+		t.Errorf("handler order wrong: %s", s)
+	}
+	if idx(`"handler":"a2a_health"`) > idx(`"handler":"static_response"`) {
+		t.Errorf("a2a must sort before respond: %s", s)
+	}
+	var v any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatal(err)
+	}
+}

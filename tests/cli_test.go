@@ -1,0 +1,111 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
+
+func TestListModules(t *testing.T) {
+	out, err := harness.Run(t, t.TempDir(), "list-modules")
+	if err != nil {
+		t.Fatalf("list-modules: %v\n%s", err, out)
+	}
+	for _, m := range []string{"http.handlers.a2a", "http.handlers.a2a_card", "http.handlers.a2a_auth", "http.handlers.a2a_health"} {
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.TrimSpace(line) == m {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("list-modules lacks %s", m)
+		}
+	}
+}
+
+func TestAdaptExample(t *testing.T) {
+	out, err := harness.Run(t, harness.RepoRoot(), "adapt", "--config", "Caddyfile.example", "--validate")
+	if err != nil {
+		t.Fatalf("adapt Caddyfile.example: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"handler":"a2a_health"`, `"handler":"a2a_card"`, `"handler":"a2a_auth"`, `"handler":"a2a"`, `"name":"iac-code"`,
+		`"id":"iac_generation"`, `"id":"iac_review"`, `"id":"aliyun_ros_operations"`, `"id":"terraform_ros_conversion"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("adapted example lacks %s", want)
+		}
+	}
+}
+
+func TestBadCaddyfilesRejected(t *testing.T) {
+	tests := []struct {
+		name, site, want string
+	}{
+		{"empty card name", "a2a {\n card {\n description x\n }\n}", "card name: must not be empty"},
+		{"skill without tags", "a2a {\n card {\n name x\n skill s {\n name S\n description \"Does things well.\"\n }\n }\n}", `skill "s" tags`},
+		{"unknown subdirective", "a2a {\n card {\n name x\n }\n frobnicate\n}", `unknown a2a subdirective "frobnicate"`},
+		{"bad provider url", "a2a {\n card {\n name x\n provider Org notaurl\n }\n}", "provider.url"},
+		{"basic without password", "a2a {\n card {\n name x\n }\n auth {\n basic alice\n }\n}", "password (or bcrypt hash) required"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "Caddyfile")
+			if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\n"+tc.site+"\n}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := harness.Run(t, dir, "adapt", "--config", path)
+			if err == nil {
+				t.Fatalf("adapt accepted a bad Caddyfile:\n%s", out)
+			}
+			if !strings.Contains(strings.ReplaceAll(out, `\"`, `"`), tc.want) {
+				t.Errorf("error does not name the problem %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+func TestProvisionErrorsRejected(t *testing.T) {
+	tests := []struct {
+		name, site, want, secret string
+	}{
+		{"token clash", "a2a {\n card {\n name x\n }\n auth {\n bearer sup3r-secret\n principal ci bearer sup3r-secret\n }\n}", `principal "ci" token: same token as default principal`, "sup3r-secret"},
+		{"empty placeholder", "a2a {\n card {\n name x\n }\n auth {\n bearer {env.A2A_TEST_UNSET_VAR}\n }\n}", "token: resolved to an empty value", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "Caddyfile")
+			cfg := "{\n admin off\n persist_config off\n}\nhttp://127.0.0.1:1 {\n" + tc.site + "\n}\n"
+			if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := harness.Run(t, dir, "validate", "--config", path, "--adapter", "caddyfile")
+			if err == nil {
+				t.Fatalf("validate accepted a bad config:\n%s", out)
+			}
+			if !strings.Contains(strings.ReplaceAll(out, `\"`, `"`), tc.want) {
+				t.Errorf("error does not name the problem %q:\n%s", tc.want, out)
+			}
+			if tc.secret != "" && strings.Contains(out, tc.secret) {
+				t.Errorf("error output leaks the secret:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestRedisHarness(t *testing.T) {
+	addr := harness.StartRedis(t)
+	if r, err := harness.RedisCommand(addr, "SET", "k", "hello world"); err != nil || r != "+OK" {
+		t.Fatalf("SET = %q, %v", r, err)
+	}
+	if r, err := harness.RedisCommand(addr, "GET", "k"); err != nil || r != "hello world" {
+		t.Fatalf("GET = %q, %v", r, err)
+	}
+	if r, err := harness.RedisCommand(addr, "GET", "missing"); err != nil || r != "(nil)" {
+		t.Fatalf("GET missing = %q, %v", r, err)
+	}
+}

@@ -1,0 +1,391 @@
+// Package harness runs the real caddy-a2a binary for end-to-end tests:
+// it builds cmd/caddy once per test binary, starts gateways on free
+// loopback ports with isolated XDG directories, and starts throwaway
+// redis-server processes.
+//
+// Usage from a test package:
+//
+//	func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
+//
+//	func TestX(t *testing.T) {
+//		gw := harness.StartGateway(t, `a2a { card { name x } }`)
+//		resp, _ := http.Get(gw.URL + "/health")
+//	}
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	binPath string
+	rootDir string
+)
+
+// Main builds the caddy binary once, runs the tests and removes the build
+// directory. Call it from TestMain: os.Exit(harness.Main(m)).
+func Main(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "caddy-a2a-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "harness: building caddy:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// RepoRoot returns the repository root (the directory holding go.mod).
+func RepoRoot() string {
+	if rootDir != "" {
+		return rootDir
+	}
+	_, file, _, _ := runtime.Caller(0)
+	rootDir = filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	return rootDir
+}
+
+func build(dir string) error {
+	out := filepath.Join(dir, "caddy")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/caddy")
+	cmd.Dir = RepoRoot()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v\n%s", err, b)
+	}
+	binPath = out
+	return nil
+}
+
+// Binary returns the path of the built caddy binary (after Main).
+func Binary(t testing.TB) string {
+	t.Helper()
+	if binPath == "" {
+		t.Fatal("harness: binary not built; call harness.Main from TestMain")
+	}
+	return binPath
+}
+
+// FreePort returns a free TCP port on 127.0.0.1.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer is a goroutine-safe output buffer.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Env returns a base environment for caddy subprocesses: the current
+// environment without IACCODE_A2A_* variables, plus isolated XDG dirs
+// under dir, plus extra ("K=V").
+func Env(dir string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "IACCODE_A2A_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "XDG_DATA_HOME=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_DATA_HOME="+filepath.Join(dir, "data"), "HOME="+dir)
+	return append(env, extra...)
+}
+
+// Gateway is a running caddy process.
+type Gateway struct {
+	// URL is the base URL, e.g. http://127.0.0.1:PORT (no trailing slash).
+	URL string
+	// Addr is host:port of the site.
+	Addr string
+	// Port is the HTTP port.
+	Port int
+	// Dir is the gateway's private directory (Caddyfile, XDG dirs, data).
+	Dir string
+	// ConfigPath is the Caddyfile written for this gateway.
+	ConfigPath string
+
+	t    testing.TB
+	env  []string
+	cmd  *exec.Cmd
+	done chan struct{}
+	out  *syncBuffer
+}
+
+// Options tune StartGatewayWith.
+type Options struct {
+	// Env adds environment variables ("K=V") to the process.
+	Env []string
+	// StartTimeout bounds the wait for /health. Default: 15s.
+	StartTimeout time.Duration
+	// NoHealthWait skips waiting for /health (for configs without a2a).
+	NoHealthWait bool
+}
+
+// StartGateway writes a Caddyfile and runs `caddy run` on it. If site does
+// not contain "{{ADDR}}", it is wrapped in a site block
+// `http://127.0.0.1:PORT { … }`; otherwise {{ADDR}} is replaced by
+// 127.0.0.1:PORT and {{PORT}} by the port. A global block (admin off,
+// persist_config off, grace_period 1s, http_port PORT) is prepended. The
+// process is stopped at cleanup; its output is logged on failure.
+func StartGateway(t testing.TB, site string) *Gateway {
+	return StartGatewayWith(t, site, Options{})
+}
+
+// StartGatewayWith is StartGateway with options.
+func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
+	t.Helper()
+	dir := t.TempDir()
+	port := FreePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	body := site
+	if !strings.Contains(site, "{{ADDR}}") {
+		body = "http://{{ADDR}} {\n" + site + "\n}\n"
+	}
+	body = strings.NewReplacer("{{ADDR}}", addr, "{{PORT}}", fmt.Sprint(port), "{{DIR}}", dir).Replace(body)
+	cfg := fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n\tgrace_period 1s\n\thttp_port %d\n\thttps_port %d\n\tskip_install_trust\n}\n\n%s", port, FreePort(t), body)
+	path := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{
+		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: path,
+		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{},
+	}
+	t.Cleanup(func() {
+		g.Stop()
+		if t.Failed() {
+			t.Logf("caddy output (%s):\n%s\nCaddyfile:\n%s", addr, g.out.String(), cfg)
+		}
+	})
+	g.start()
+	if !opts.NoHealthWait {
+		timeout := opts.StartTimeout
+		if timeout == 0 {
+			timeout = 15 * time.Second
+		}
+		if err := g.waitHealthy(timeout); err != nil {
+			t.Fatalf("gateway did not become healthy: %v\noutput:\n%s", err, g.out.String())
+		}
+	}
+	return g
+}
+
+func (g *Gateway) start() {
+	g.t.Helper()
+	g.cmd = exec.Command(binPath, "run", "--config", g.ConfigPath, "--adapter", "caddyfile")
+	g.cmd.Dir = g.Dir
+	g.cmd.Env = g.env
+	g.cmd.Stdout = g.out
+	g.cmd.Stderr = g.out
+	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if binPath == "" {
+		g.t.Fatal("harness: binary not built; call harness.Main from TestMain")
+	}
+	if err := g.cmd.Start(); err != nil {
+		g.t.Fatalf("starting caddy: %v", err)
+	}
+	g.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		_ = cmd.Wait()
+		close(done)
+	}(g.cmd, g.done)
+}
+
+func (g *Gateway) waitHealthy(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-g.done:
+			return fmt.Errorf("caddy exited: %v", g.cmd.ProcessState)
+		default:
+		}
+		resp, err := client.Get(g.URL + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Errorf("status %d", resp.StatusCode)
+		} else {
+			last = err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("timeout after %v: %v", timeout, last)
+}
+
+// Output returns everything the process wrote so far.
+func (g *Gateway) Output() string { return g.out.String() }
+
+// Stop sends SIGINT and waits; after 10s it sends SIGKILL. Safe to call
+// twice.
+func (g *Gateway) Stop() {
+	if g.cmd == nil || g.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-g.done:
+		return
+	default:
+	}
+	_ = g.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-g.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+		<-g.done
+	}
+}
+
+// Kill sends SIGKILL to the process group (a crash) and waits for it.
+func (g *Gateway) Kill() {
+	if g.cmd == nil || g.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+	<-g.done
+}
+
+// Restart stops the process if it runs (gracefully) and starts it again
+// on the same port, config and data, waiting for /health.
+func (g *Gateway) Restart() {
+	g.t.Helper()
+	g.Stop()
+	g.start()
+	if err := g.waitHealthy(15 * time.Second); err != nil {
+		g.t.Fatalf("gateway did not become healthy after restart: %v\noutput:\n%s", err, g.out.String())
+	}
+}
+
+// Run runs the caddy binary with args in an isolated environment and
+// returns its combined output and exit error.
+func Run(t testing.TB, dir string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = Env(t.TempDir())
+	b, err := cmd.CombinedOutput()
+	return string(b), err
+}
+
+// StartRedis starts a throwaway redis-server (no persistence) on a free
+// loopback port, waits until it answers PING, and kills it at cleanup. It
+// skips the test when redis-server is not installed.
+func StartRedis(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed")
+	}
+	port := FreePort(t)
+	dir := t.TempDir()
+	out := &syncBuffer{}
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting redis-server: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if reply, err := RedisCommand(addr, "PING"); err == nil && reply == "+PONG" {
+			return addr
+		}
+		select {
+		case <-done:
+			t.Fatalf("redis-server exited:\n%s", out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("redis-server did not answer PING:\n%s", out.String())
+	return ""
+}
+
+// RedisCommand sends one command over a new connection using RESP and
+// returns the first reply line (e.g. "+OK", "$3" followed by data is
+// returned as the bulk string's content, ":1", "-ERR …").
+func RedisCommand(addr string, args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 64*1024)
+	var got []byte
+	for {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if s := string(got); strings.HasSuffix(s, "\r\n") {
+			if strings.HasPrefix(s, "$") {
+				head, rest, _ := strings.Cut(s, "\r\n")
+				if head == "$-1" {
+					return "(nil)", nil
+				}
+				var n int
+				fmt.Sscanf(head, "$%d", &n)
+				if len(rest) >= n+2 {
+					return rest[:n], nil
+				}
+			} else {
+				return strings.TrimSuffix(s, "\r\n"), nil
+			}
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}
