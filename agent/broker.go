@@ -19,6 +19,7 @@ type run struct {
 	subs      map[*subscriber]struct{}
 	finished  bool
 	canceling bool
+	finalized bool // the final state is decided; later backend events are dropped
 }
 
 func newRun(owner string, t *a2a.Task, cancel context.CancelCauseFunc) *run {
@@ -33,10 +34,28 @@ func (r *run) snapshot() a2a.Task {
 }
 
 // publish applies change to the live task (when non-nil) and delivers ev to
-// every subscriber, atomically with respect to subscribe.
+// every subscriber, atomically with respect to subscribe. Once the final
+// state is decided, only publishFinal gets through.
 func (r *run) publish(ev a2a.StreamResponse, change func(t *a2a.Task)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.finalized {
+		return
+	}
+	r.deliver(ev, change)
+}
+
+// publishFinal publishes the events that close a turn.
+func (r *run) publishFinal(ev a2a.StreamResponse, change func(t *a2a.Task)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	r.deliver(ev, change)
+}
+
+func (r *run) deliver(ev a2a.StreamResponse, change func(t *a2a.Task)) {
 	if change != nil {
 		change(&r.task)
 	}

@@ -22,6 +22,9 @@ type convContext struct {
 	lastUsed atomic.Int64  // unix nanoseconds
 	session  Session
 	backend  Backend
+	// ready is closed once cwd holds the workspace the context is bound to
+	// (read from the store, or stored by the creator).
+	ready chan struct{}
 }
 
 // acquire takes the context's busy lease, waiting up to wait.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,9 +78,11 @@ func (h *Handler) checkExtensions(w http.ResponseWriter, r *http.Request) error 
 		}
 	}
 	var active []string
-	for _, uri := range h.svc.cfg.Extensions {
-		if requested[uri] {
-			active = append(active, uri)
+	for _, list := range [][]string{h.svc.cfg.Extensions, h.svc.cfg.RequiredExtensions} {
+		for _, uri := range list {
+			if requested[uri] && !slices.Contains(active, uri) {
+				active = append(active, uri)
+			}
 		}
 	}
 	if len(active) > 0 {

@@ -140,6 +140,14 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 	switch call.method {
 	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
 		st, err := h.openStream(ctx, principal, call)
+		if call.notification {
+			// Nobody listens: the turn (if one started) runs on; no body.
+			if err == nil {
+				st.Close()
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if err != nil {
 			h.answer(w, call, nil, err)
 			return
@@ -255,6 +263,9 @@ func decodeParams(raw json.RawMessage, v any) error {
 			field := te.Field
 			if field == "" {
 				field = "params"
+			}
+			if te.Value == "unknown enum value" {
+				return a2a.ErrInvalidParams(field, "is not a known enum value")
 			}
 			return a2a.ErrInvalidParams(field, fmt.Sprintf("must be of JSON type %s", jsonKind(te.Type.Kind().String())))
 		}

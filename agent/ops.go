@@ -150,11 +150,13 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 	if err := checkID("id", req.ID); err != nil {
 		return nil, err
 	}
+	wasLive := false
 	if v, ok := s.hub.runs.Load(req.ID); ok {
 		r := v.(*run)
 		if r.owner != owner {
 			return nil, a2a.ErrTaskNotFound(req.ID)
 		}
+		wasLive = true
 		r.mu.Lock()
 		r.canceling = true
 		r.mu.Unlock()
@@ -164,20 +166,26 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 		select {
 		case <-r.done:
 		case <-t.C:
+			// The backend did not stop in time: the task is canceled anyway,
+			// streams get the final event, and the backend's late events
+			// are dropped.
+			snap := s.finalize(r, a2a.TaskStateCanceled, msgCanceled, &turnState{})
+			out := s.trimTask(snap, nil, true)
+			return &out, nil
 		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		snap := r.snapshot()
-		if !snap.Status.State.Terminal() {
-			// The backend did not stop in time: the task is canceled anyway;
-			// its late events are dropped by the turn once it sees this.
-			snap = s.finalizeCanceled(ctx, owner, snap)
-		}
-		out := s.trimTask(snap, nil, true)
-		return &out, nil
+		// The turn is over. If it ended on its own just before the cancel
+		// took effect, the task is handled like any stored task below.
 	}
 	t, err := s.loadTask(ctx, owner, req.ID)
 	if err != nil {
 		return nil, err
+	}
+	if wasLive && t.Status.State == a2a.TaskStateCanceled {
+		// This cancel ended the turn: report the canceled task.
+		out := s.trimTask(*t, nil, true)
+		return &out, nil
 	}
 	if t.Status.State.Terminal() {
 		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}

@@ -125,6 +125,7 @@ type Hub struct {
 
 	mu          sync.Mutex
 	idleTimeout time.Duration
+	wake        chan struct{} // a new idle timeout was set
 	stop        chan struct{}
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
@@ -136,7 +137,7 @@ func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
 	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
 		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)
 	}
-	h := &Hub{store: st, contexts: newContextTable(), idleTimeout: time.Hour, stop: make(chan struct{})}
+	h := &Hub{store: st, contexts: newContextTable(), idleTimeout: time.Hour, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	h.stopped.Add(1)
 	go h.janitor()
 	return h, nil
@@ -152,6 +153,10 @@ func (h *Hub) setIdleTimeout(d time.Duration) {
 	h.mu.Lock()
 	h.idleTimeout = d
 	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (h *Hub) janitor() {
@@ -166,6 +171,8 @@ func (h *Hub) janitor() {
 		case <-h.stop:
 			t.Stop()
 			return
+		case <-h.wake:
+			t.Stop()
 		case now := <-t.C:
 			h.contexts.evictIdle(now.Add(-idle))
 		}
@@ -192,6 +199,8 @@ func (h *Hub) Close() error {
 			}
 		}
 		h.stopped.Wait()
+		// Close every backend session (per-context processes) still held.
+		h.contexts.evictIdle(time.Now().Add(100 * 365 * 24 * time.Hour))
 	})
 	return nil
 }

@@ -186,6 +186,9 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, prompt 
 	defer c.release()
 
 	snap := s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
+	if ctx.Err() != nil {
+		return // canceled meanwhile; the deferred finalize says so
+	}
 	if err := s.hub.store.PutTask(context.WithoutCancel(ctx), r.owner, &snap); err != nil {
 		s.cfg.Logger.Error("storing working task", errField(err), zap.String("correlation_id", corr))
 	}
@@ -198,25 +201,33 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, prompt 
 
 // contextFor returns the live context, reviving it from the store (or
 // creating it) when it is not in memory. ok is false when the context is
-// bound to a different workspace.
+// bound to a different workspace. Concurrent first messages of a context
+// agree on one binding: the creator reads or writes the store while the
+// others wait for it.
 func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convContext, bool) {
 	key := ctxKey{owner: owner, id: id}
-	bound := cwd
-	if _, live := s.hub.contexts.peek(key); !live {
-		rec, err := s.hub.store.GetContext(ctx, owner, id)
-		switch {
-		case err == nil:
-			bound = rec.Cwd
-		case errors.Is(err, store.ErrNotFound):
-			now := time.Now()
-			if err := s.hub.store.PutContext(context.WithoutCancel(ctx), store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
-				s.cfg.Logger.Error("storing context", errField(err))
-			}
-		default:
-			s.cfg.Logger.Error("reading context", errField(err))
-		}
+	c, created := s.hub.contexts.get(key, func() *convContext {
+		return &convContext{backend: s.cfg.Backend, ready: make(chan struct{})}
+	})
+	if !created {
+		<-c.ready
+		return c, c.cwd == cwd
 	}
-	c, _ := s.hub.contexts.get(key, func() *convContext { return &convContext{cwd: bound, backend: s.cfg.Backend} })
+	bound := cwd
+	rec, err := s.hub.store.GetContext(ctx, owner, id)
+	switch {
+	case err == nil:
+		bound = rec.Cwd
+	case errors.Is(err, store.ErrNotFound):
+		now := time.Now()
+		if err := s.hub.store.PutContext(context.WithoutCancel(ctx), store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
+			s.cfg.Logger.Error("storing context", errField(err))
+		}
+	default:
+		s.cfg.Logger.Error("reading context", errField(err))
+	}
+	c.cwd = bound
+	close(c.ready)
 	return c, c.cwd == cwd
 }
 
@@ -383,6 +394,11 @@ func internalMessage(corr string) string {
 // run. A requested cancel always wins over what the backend said.
 func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnState) a2a.Task {
 	r.mu.Lock()
+	if r.finalized {
+		r.mu.Unlock()
+		return r.snapshot()
+	}
+	r.finalized = true
 	if r.canceling {
 		state, text = a2a.TaskStateCanceled, msgCanceled
 	}
@@ -394,12 +410,14 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		msg = agentMessage(snap.ContextID, snap.ID, text)
 	}
 	if answer && msg != nil {
-		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg},
-			map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}})
+		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
+		md := map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}
+		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: md}},
+			func(t *a2a.Task) { t.Status = st })
 	}
 	status := a2a.TaskStatus{State: state, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
 	var final a2a.Task
-	r.publish(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: status}}, func(t *a2a.Task) {
+	r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: status}}, func(t *a2a.Task) {
 		t.Status = status
 		if answer && msg != nil {
 			t.History = append(t.History, *msg)

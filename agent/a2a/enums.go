@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 )
 
@@ -76,7 +77,7 @@ func (s *TaskState) UnmarshalJSON(b []byte) error {
 	}
 	st, err := ParseTaskState(v)
 	if err != nil {
-		return err
+		return &json.UnmarshalTypeError{Value: "unknown enum value", Type: reflect.TypeFor[TaskState]()}
 	}
 	*s = st
 	return nil
@@ -106,7 +107,7 @@ func (r *Role) UnmarshalJSON(b []byte) error {
 	case "2", string(RoleAgent):
 		*r = RoleAgent
 	default:
-		return fmt.Errorf("unknown role %q", v)
+		return &json.UnmarshalTypeError{Value: "unknown enum value", Type: reflect.TypeFor[Role]()}
 	}
 	return nil
 }
