@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// finalize stores and publishes the final state of a turn, then ends the
+// run. A requested cancel always wins over what the backend said.
+func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnState) a2a.Task {
+	r.mu.Lock()
+	if r.finalized {
+		r.mu.Unlock()
+		return r.snapshot()
+	}
+	r.finalized = true
+	if r.canceling {
+		state, text = a2a.TaskStateCanceled, msgCanceled
+	}
+	r.mu.Unlock()
+	snap := r.snapshot()
+	answer := state == a2a.TaskStateInputRequired || state == a2a.TaskStateCompleted
+	var msg *a2a.Message
+	if text != "" {
+		msg = agentMessage(snap.ContextID, snap.ID, text)
+	}
+	if answer && msg != nil {
+		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
+		md := map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}
+		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: md}},
+			func(t *a2a.Task) { t.Status = st })
+	}
+	status := a2a.TaskStatus{State: state, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
+	var final a2a.Task
+	r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: status}}, func(t *a2a.Task) {
+		t.Status = status
+		if answer && msg != nil {
+			t.History = append(t.History, *msg)
+		}
+		final = cloneTask(t)
+	})
+	if err := s.hub.store.PutTask(context.Background(), r.owner, &final); err != nil {
+		s.cfg.Logger.Error("storing final task state", errField(err))
+	}
+	s.hub.runs.Delete(snap.ID)
+	r.finish()
+	return final
+}
+
+// publishStatus sets the live status and publishes a status update; a zero
+// timestamp is filled in. It returns the task after the change.
+func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) a2a.Task {
+	if st.Timestamp == "" {
+		st.Timestamp = a2a.Timestamp(time.Now())
+	}
+	var out a2a.Task
+	r.mu.Lock()
+	id, ctxID := r.task.ID, r.task.ContextID
+	r.mu.Unlock()
+	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: ctxID, Status: st, Metadata: md}}
+	r.publish(ev, func(t *a2a.Task) {
+		t.Status = st
+		out = cloneTask(t)
+	})
+	return out
+}
+
+func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts *turnState) {
+	ce := s.cfg.Logger.Check(zap.InfoLevel, "turn")
+	if ce == nil {
+		return
+	}
+	fields := []zap.Field{
+		zap.String("task_id", t.ID), zap.String("context_id", t.ContextID), zap.String("principal", r.owner),
+		zap.Duration("duration", time.Since(started)), zap.String("outcome", string(t.Status.State)),
+		zap.String("correlation_id", corr),
+	}
+	if ts.usage != nil {
+		fields = append(fields, zap.Int64("input_tokens", ts.usage.InputTokens), zap.Int64("output_tokens", ts.usage.OutputTokens))
+	}
+	ce.Write(fields...)
+}

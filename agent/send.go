@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// start validates a message, creates (or continues) its task, stores it
+// SUBMITTED, subscribes the caller and launches the turn.
+func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest) (*run, a2a.Task, *subscriber, error) {
+	var zero a2a.Task
+	if req == nil || req.Message == nil {
+		return nil, zero, nil, a2a.ErrInvalidParams("message", "is required")
+	}
+	if err := validateMessage(req.Message); err != nil {
+		return nil, zero, nil, err
+	}
+	if req.Configuration != nil && !acceptsOutput(req.Configuration.AcceptedOutputModes, s.cfg.OutputModes) {
+		return nil, zero, nil, &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "None of the accepted output modes can be produced; this agent produces " + strings.Join(s.cfg.OutputModes, ", ")}
+	}
+	if req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
+		return nil, zero, nil, ErrPushNotSupported()
+	}
+	prompt, err := buildPrompt(req.Message)
+	if err != nil {
+		return nil, zero, nil, err
+	}
+	msg := stripSensitive(req.Message, s.cfg.Namespace, s.cfg.SensitiveMetadataKeys)
+	if msg == req.Message {
+		c := *msg
+		msg = &c
+	}
+
+	now := a2a.Timestamp(time.Now())
+	var task a2a.Task
+	if msg.TaskID != "" {
+		t, err := s.continuable(ctx, owner, msg)
+		if err != nil {
+			return nil, zero, nil, err
+		}
+		task = *t
+		msg.ContextID = task.ContextID
+		task.History = append(task.History, *msg)
+	} else {
+		ctxID := msg.ContextID
+		if ctxID == "" {
+			ctxID = newID()
+		}
+		msg.ContextID = ctxID
+		msg.TaskID = newID()
+		task = a2a.Task{ID: msg.TaskID, ContextID: ctxID, History: []a2a.Message{*msg}}
+	}
+	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now}
+
+	runCtx, cancel := context.WithCancelCause(context.Background())
+	r := newRun(owner, &task, cancel)
+	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
+		cancel(nil)
+		return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking}
+	}
+	if err := s.hub.store.PutTask(ctx, owner, &task); err != nil {
+		s.hub.runs.Delete(task.ID)
+		cancel(nil)
+		s.cfg.Logger.Error("storing submitted task", errField(err))
+		return nil, zero, nil, a2a.ErrInternal()
+	}
+	first, sub := r.subscribe()
+	go s.execute(runCtx, r, msg, prompt)
+	return r, first, sub, nil
+}
+
+// continuable loads the task a follow-up message names and checks it may
+// take another turn (RPC-1b).
+func (s *Service) continuable(ctx context.Context, owner string, msg *a2a.Message) (*a2a.Task, error) {
+	if v, ok := s.hub.runs.Load(msg.TaskID); ok {
+		r := v.(*run)
+		if r.owner != owner {
+			return nil, a2a.ErrTaskNotFound(msg.TaskID)
+		}
+		t := time.NewTimer(s.cfg.ContextWait)
+		defer t.Stop()
+		select {
+		case <-r.done:
+		case <-t.C:
+			return nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking, Metadata: map[string]string{"taskId": msg.TaskID}}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	t, err := s.hub.store.GetTask(ctx, owner, msg.TaskID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, a2a.ErrTaskNotFound(msg.TaskID)
+	}
+	if err != nil {
+		s.cfg.Logger.Error("reading task", errField(err))
+		return nil, a2a.ErrInternal()
+	}
+	if t.Status.State.Terminal() {
+		return nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(t.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": t.ID}}
+	}
+	if msg.ContextID != "" && msg.ContextID != t.ContextID {
+		return nil, a2a.ErrInvalidParams("message.contextId", "does not match the context of the task")
+	}
+	return t, nil
+}
