@@ -31,9 +31,11 @@ test: vet fmt-check
 	XDG_CONFIG_HOME=$(TMPROOT)/config XDG_DATA_HOME=$(TMPROOT)/data \
 		$(GO) test -race -count=1 ./...
 
-## bench: benchmarks (placeholder until tests/ grows benchmarks)
+## bench: the load harness (gateway vs same-run baselines → docs/benchmarks.md)
+## and the Go micro-benchmarks of the hot paths
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./tests/bench -duration 5s -concurrency 32
+	$(GO) test -run '^$$' -bench . -benchmem ./agent/ ./agent/store/
 
 clean:
 	rm -rf bin

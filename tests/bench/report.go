@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// markdown renders the results as the docs/benchmarks.md report.
+func (r *runner) markdown() string {
+	byName := map[string]result{}
+	for _, res := range r.results {
+		byName[res.name] = res
+	}
+	var b strings.Builder
+	b.WriteString("# Benchmarks\n\n")
+	b.WriteString("Produced by `go run ./tests/bench` (see `make bench`). Every number comes from one run on one machine; ")
+	b.WriteString("compare ratios to the same-run baselines, not absolute numbers across runs.\n\n")
+	fmt.Fprintf(&b, "Machine: %s. Scenario duration %s, %d concurrent clients (ListTasks: 4).\n\n", machineFacts(r.commit), r.duration, r.concurrency)
+	b.WriteString("| scenario | req/s | p50 | p99 | errors | ratio to baselines | notes |\n|---|---:|---:|---:|---:|---|---|\n")
+	for _, res := range r.results {
+		var ratios []string
+		for _, base := range res.ratioTo {
+			if bl, ok := byName[base]; ok && bl.throughput() > 0 {
+				ratios = append(ratios, fmt.Sprintf("%.2f× %s", res.throughput()/bl.throughput(), strings.TrimPrefix(base, "baseline: ")))
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %d | %s | %s |\n", res.name, res.throughput(), ms(res.p50), ms(res.p99), res.errors, strings.Join(ratios, ", "), res.extra)
+	}
+	return b.String()
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
