@@ -9,15 +9,25 @@ import (
 // TurnRequest is what the gateway hands a backend for one turn. Its JSON
 // form is the turn request line of the turn-event protocol.
 type TurnRequest struct {
-	V         int            `json:"v"`
-	Type      string         `json:"type"`
-	ContextID string         `json:"contextId"`
-	TaskID    string         `json:"taskId"`
-	MessageID string         `json:"messageId"`
-	Cwd       string         `json:"cwd"`
-	Prompt    string         `json:"prompt"`
-	Message   *a2a.Message   `json:"message,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
+	V         int    `json:"v"`
+	Type      string `json:"type"`
+	ContextID string `json:"contextId"`
+	TaskID    string `json:"taskId"`
+	MessageID string `json:"messageId"`
+	Cwd       string `json:"cwd"`
+	Prompt    string `json:"prompt"`
+	// Attachments is the manifest of the message's multimodal parts
+	// (INPUT-2); their entries are also listed at the end of Prompt.
+	Attachments []Attachment   `json:"attachments,omitempty"`
+	Message     *a2a.Message   `json:"message,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+	// Credentials are the per-request credential keys of metadata.<ns>
+	// (Config.SensitiveMetadataKeys) that the gateway removed from the
+	// stored message; they reach the backend only. Never log them.
+	Credentials map[string]any `json:"credentials,omitempty"`
+	// Text is the text part of the prompt, without the attachment manifest
+	// (for backends that hand attachments over natively, e.g. vision).
+	Text string `json:"-"`
 	// Session is the context's in-memory backend session; a backend may
 	// keep conversation state there between turns. It starts nil for a new
 	// (or evicted and revived) context.
@@ -28,6 +38,10 @@ type TurnRequest struct {
 type Session struct {
 	// Value is owned by the backend.
 	Value any
+	// State is durable backend state (e.g. a chat history): loaded from the
+	// context record when the context is revived, and stored with it after
+	// a turn that changed it. Keep it small; it is rewritten every turn.
+	State []byte
 }
 
 // Emit sends one event of a running turn to the gateway. It returns an error

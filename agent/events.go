@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"go.uber.org/zap"
 
@@ -21,7 +22,16 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 	}
 	ns := s.cfg.Namespace
 	switch ev.Type {
-	case EventText, EventMessage:
+	case EventMessage:
+		if !ts.content {
+			return s.onMessage(ts, ev)
+		}
+		fallthrough // not the first content event: an ordinary text chunk
+	case EventText:
+		if ts.direct != nil {
+			return errContentAfterMessage
+		}
+		ts.content = true
 		if ev.Text == "" {
 			return nil
 		}
@@ -29,6 +39,10 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 		snap := r.snapshot()
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMessage(snap.ContextID, snap.ID, ev.Text)}, nil)
 	case EventTool:
+		if ts.direct != nil {
+			return errContentAfterMessage
+		}
+		ts.content = true
 		if !s.cfg.ToolTrace {
 			return nil
 		}
@@ -61,6 +75,10 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, map[string]any{ns: map[string]any{"usage": map[string]any{
 			"inputTokens": ev.InputTokens, "outputTokens": ev.OutputTokens, "totalTokens": ev.TotalTokens}}})
 	case EventArtifact:
+		if ts.direct != nil {
+			return errContentAfterMessage
+		}
+		ts.content = true
 		return s.onArtifact(r, ts, ev)
 	case EventEnd:
 		e := ev
@@ -73,39 +91,55 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 	return nil
 }
 
-// onArtifact passes inline artifact parts through as an artifact update and
-// records the artifact on the task (TURN-7).
+// onArtifact records an artifact event (TURN-7): inline parts pass through
+// after validation; a payload is stored and recorded as a url part.
 func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
-	var parts []a2a.Part
-	if len(ev.Parts) > 0 {
-		if err := json.Unmarshal(ev.Parts, &parts); err != nil {
-			return fmt.Errorf("artifact parts: %w", err)
-		}
-	} else if ev.Text != "" {
-		parts = []a2a.Part{{Text: &ev.Text, MediaType: ev.MediaType, Filename: ev.Filename}}
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	for _, p := range parts {
-		if p.Kind() == "" {
-			return errors.New("artifact part holds no content or several")
-		}
-	}
 	id := ev.ArtifactID
 	if id == "" {
 		ts.artifacts++
 		id = fmt.Sprintf("artifact-%d", ts.artifacts)
 	}
-	art := a2a.Artifact{ArtifactID: id, Name: ev.Name, Parts: parts}
+	if !artifactIDRe.MatchString(id) {
+		return errors.New("artifact id must be 1-128 characters of letters, digits, '.', '_' or '-'")
+	}
+	var parts []a2a.Part
+	var md map[string]any
+	appendParts := ev.Append
+	switch {
+	case len(ev.Parts) > 0:
+		if err := json.Unmarshal(ev.Parts, &parts); err != nil {
+			return fmt.Errorf("artifact parts: %w", err)
+		}
+		for _, p := range parts {
+			if err := validateArtifactPart(p); err != nil {
+				return err
+			}
+		}
+	case ev.Base64 != "" || ev.MediaType != "" || ev.Filename != "":
+		p, m, err := s.storePayload(r, ts, id, ev)
+		if err != nil {
+			return err
+		}
+		parts, md = []a2a.Part{p}, m
+		appendParts = false // the stored payload replaces the artifact's url part
+	case ev.Text != "":
+		parts = []a2a.Part{a2a.TextPart(ev.Text)}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	art := a2a.Artifact{ArtifactID: id, Name: ev.Name, Parts: parts, Metadata: md}
 	snap := r.snapshot()
-	upd := &a2a.TaskArtifactUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Artifact: art, Append: ev.Append, LastChunk: ev.LastChunk}
+	upd := &a2a.TaskArtifactUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Artifact: art, Append: appendParts, LastChunk: ev.LastChunk}
 	r.publish(a2a.StreamResponse{ArtifactUpdate: upd}, func(t *a2a.Task) {
 		for i := range t.Artifacts {
 			if t.Artifacts[i].ArtifactID == id {
-				if ev.Append {
+				if appendParts {
 					t.Artifacts[i].Parts = append(t.Artifacts[i].Parts, parts...)
 				} else {
+					if art.Name == "" {
+						art.Name = t.Artifacts[i].Name
+					}
 					t.Artifacts[i] = art
 				}
 				return
@@ -116,6 +150,109 @@ func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
 	return nil
 }
 
+// validateArtifactPart accepts the inline parts a backend may hand over:
+// text, data (valid JSON) and url parts (absolute http(s) or file URLs).
+func validateArtifactPart(p a2a.Part) error {
+	switch p.Kind() {
+	case "text":
+		return nil
+	case "data":
+		if !json.Valid(p.Data) {
+			return errors.New("artifact data part is not valid JSON")
+		}
+		return nil
+	case "url":
+		u, err := url.Parse(p.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") || (u.Scheme != "file" && u.Host == "") {
+			return errors.New("artifact url part must be an absolute http(s) or file URL")
+		}
+		return nil
+	case "raw":
+		return errors.New("artifact raw parts are not passed inline; send a base64 payload")
+	}
+	return errors.New("artifact part holds no content or several")
+}
+
+// errContentAfterMessage fails a turn whose backend sent content after a
+// message event (Appendix A: only end may follow it).
+var errContentAfterMessage = errors.New("turn-event protocol: content event after a message event")
+
+// onMessage records a message event that is the turn's first content
+// event: the reply becomes a direct A2A Message (Appendix A).
+func (s *Service) onMessage(ts *turnState, ev Event) error {
+	var parts []a2a.Part
+	if ev.Text != "" {
+		parts = append(parts, a2a.TextPart(ev.Text))
+	}
+	if len(ev.Parts) > 0 {
+		var extra []a2a.Part
+		if err := json.Unmarshal(ev.Parts, &extra); err != nil {
+			return fmt.Errorf("message parts: %w", err)
+		}
+		for _, p := range extra {
+			if err := validateArtifactPart(p); err != nil {
+				return err
+			}
+		}
+		parts = append(parts, extra...)
+	}
+	if len(parts) == 0 {
+		return errors.New("message event without text or parts")
+	}
+	ts.content = true
+	ts.text.WriteString(ev.Text)
+	ts.direct = &a2a.Message{Role: a2a.RoleAgent, Parts: parts}
+	return nil
+}
+
+// directFor returns the stored form of a message event's reply when the
+// turn ends completed: the task's final status message, marked with
+// metadata.<ns>.directMessage = true so SendMessage answers with it.
+func (ts *turnState) directFor(state a2a.TaskState, ns, ctxID, taskID string) *a2a.Message {
+	if ts == nil || ts.direct == nil || state != a2a.TaskStateCompleted {
+		return nil
+	}
+	m := *ts.direct
+	m.MessageID = newID()
+	m.ContextID, m.TaskID = ctxID, taskID
+	m.Metadata = map[string]any{ns: map[string]any{"directMessage": true}}
+	return &m
+}
+
+// DirectReply returns the direct Message a blocking SendMessage answers
+// with when the backend replied with a message event (Appendix A): the
+// final status message of a COMPLETED task marked directMessage, without
+// its task id. It returns nil for an ordinary task.
+func DirectReply(t *a2a.Task, ns string) *a2a.Message {
+	if t == nil || t.Status.State != a2a.TaskStateCompleted || t.Status.Message == nil {
+		return nil
+	}
+	md, _ := t.Status.Message.Metadata[ns].(map[string]any)
+	if d, _ := md["directMessage"].(bool); !d {
+		return nil
+	}
+	m := *t.Status.Message
+	m.TaskID = ""
+	return &m
+}
+
+// TurnError is an error a backend returns to say how its turn failed
+// (TURN-8): Kind is ErrorKindTransient, ErrorKindAuth or ErrorKindInternal.
+// Err is logged, never shown to the client.
+type TurnError struct {
+	Kind string
+	Err  error
+}
+
+func (e *TurnError) Error() string {
+	if e.Err == nil {
+		return e.Kind + " turn failure"
+	}
+	return e.Kind + ": " + e.Err.Error()
+}
+
+func (e *TurnError) Unwrap() error { return e.Err }
+
 // outcome turns the end of a turn into its final state and status text (TURN-8).
 func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr string) (a2a.TaskState, string) {
 	if cause := context.Cause(ctx); cause != nil {
@@ -125,6 +262,9 @@ func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr
 		return a2a.TaskStateCanceled, msgCanceled
 	}
 	answer := ts.text.String()
+	if ts.direct != nil && runErr == nil && (ts.end == nil || ts.end.Outcome == OutcomeInputRequired || ts.end.Outcome == OutcomeCompleted || ts.end.Outcome == "") {
+		return a2a.TaskStateCompleted, answer
+	}
 	if e := ts.end; e != nil {
 		if e.Text != "" {
 			answer = e.Text
@@ -146,6 +286,10 @@ func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr
 		}
 	}
 	if runErr != nil {
+		var te *TurnError
+		if errors.As(runErr, &te) {
+			return s.failure(&EventError{Kind: te.Kind, Message: runErr.Error()}, corr)
+		}
 		return s.failure(&EventError{Kind: ErrorKindInternal, Message: runErr.Error()}, corr)
 	}
 	return a2a.TaskStateInputRequired, answer

@@ -28,6 +28,9 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	if text != "" {
 		msg = agentMessage(snap.ContextID, snap.ID, text)
 	}
+	if d := ts.directFor(state, s.cfg.Namespace, snap.ContextID, snap.ID); d != nil {
+		msg = d // the reply of a message event (Appendix A)
+	}
 	if answer && msg != nil {
 		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
 		md := map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}
@@ -36,14 +39,17 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	}
 	status := a2a.TaskStatus{State: state, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
 	var final a2a.Task
-	r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: status}}, func(t *a2a.Task) {
+	finalEv := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: status}}
+	r.publishFinal(finalEv, func(t *a2a.Task) {
 		t.Status = status
 		if answer && msg != nil {
 			t.History = append(t.History, *msg)
 		}
 		final = cloneTask(t)
 	})
-	if err := s.hub.store.PutTask(context.Background(), r.owner, &final); err != nil {
+	// Every state finalize stores ends a turn (input-required, completed,
+	// failed, canceled, rejected…): queue push deliveries with it (PUSH-4).
+	if err := s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
 		s.cfg.Logger.Error("storing final task state", errField(err))
 	}
 	s.hub.runs.Delete(snap.ID)

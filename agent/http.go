@@ -34,6 +34,9 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 		h.serveJSONRPC(w, r, principal)
 		return true
 	}
+	if strings.HasPrefix(r.URL.Path, "/artifacts/") {
+		return h.serveArtifact(w, r, principal)
+	}
 	return h.serveREST(w, r, principal)
 }
 

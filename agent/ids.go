@@ -2,7 +2,8 @@ package agent
 
 import (
 	"crypto/rand"
-	"encoding/hex"
+
+	"github.com/google/uuid"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
@@ -36,23 +37,7 @@ func checkID(field, id string) error {
 	return nil
 }
 
-// newID returns a random UUID (version 4) string.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
-}
+// newID returns a random (version 4) UUID string.
+func newID() string { return uuid.NewString() }
 
 func readRandom(b []byte) (int, error) { return rand.Read(b) }

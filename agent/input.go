@@ -2,17 +2,25 @@ package agent
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"mime"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
-
-// maxInlineText bounds a data or raw text part turned into prompt text.
-const maxInlineText = 1 << 20
 
 // validateMessage checks the shape of a client message (before any task
 // exists) and returns the first problem as an A2A error.
@@ -45,77 +53,6 @@ func validateMessage(m *a2a.Message) error {
 		}
 	}
 	return nil
-}
-
-// mediaBase returns the media type without parameters, lower-cased.
-func mediaBase(t string) string {
-	if t == "" {
-		return ""
-	}
-	if mt, _, err := mime.ParseMediaType(t); err == nil {
-		return mt
-	}
-	return strings.ToLower(strings.TrimSpace(strings.Split(t, ";")[0]))
-}
-
-// textLike reports whether a media type is read as prompt text.
-func textLike(t string) bool {
-	mt := mediaBase(t)
-	switch {
-	case mt == "", strings.HasPrefix(mt, "text/"):
-		return true
-	case mt == "application/json", mt == "application/yaml", mt == "application/x-yaml",
-		mt == "application/toml", mt == "application/xml", strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+yaml"):
-		return true
-	}
-	return false
-}
-
-// buildPrompt turns the parts of a message into prompt text (INPUT-2).
-func buildPrompt(m *a2a.Message) (string, error) {
-	var b strings.Builder
-	add := func(s string) {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(s)
-	}
-	for i, p := range m.Parts {
-		field := fmt.Sprintf("message.parts[%d]", i)
-		switch p.Kind() {
-		case "text":
-			if !textLike(p.MediaType) {
-				return "", &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "Unsupported media type for " + field}
-			}
-			add(*p.Text)
-		case "data":
-			if len(p.Data) > maxInlineText {
-				return "", a2a.ErrInvalidParams(field, "data part exceeds 1 MiB")
-			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, p.Data); err != nil {
-				return "", a2a.ErrInvalidParams(field, "data is not valid JSON")
-			}
-			add(buf.String())
-		case "raw":
-			if !textLike(p.MediaType) {
-				return "", &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "Unsupported media type for " + field}
-			}
-			if len(p.Raw) > maxInlineText {
-				return "", a2a.ErrInvalidParams(field, "raw part exceeds 1 MiB")
-			}
-			if !utf8.Valid(p.Raw) {
-				return "", a2a.ErrInvalidParams(field, "raw text is not valid UTF-8")
-			}
-			add(string(p.Raw))
-		case "url":
-			if strings.HasPrefix(strings.ToLower(p.URL), "http://") || strings.HasPrefix(strings.ToLower(p.URL), "https://") {
-				return "", a2a.ErrInvalidParams(field, "remote URLs are not fetched")
-			}
-			return "", &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "URL parts are not supported for " + field}
-		}
-	}
-	return b.String(), nil
 }
 
 // stripSensitive returns m with credential keys removed from
@@ -180,4 +117,449 @@ func acceptsOutput(accepted, produced []string) bool {
 		}
 	}
 	return false
+}
+
+// Default input limits (INPUT-2).
+const (
+	// DefaultMaxTextBytes bounds a data part, a raw text part and a file://
+	// text file turned into prompt text.
+	DefaultMaxTextBytes = 1 << 20
+	// DefaultMaxInlineBytes bounds a multimodal raw or data part.
+	DefaultMaxInlineBytes = 5 << 20
+	// DefaultMaxFileBytes bounds a multimodal file:// part.
+	DefaultMaxFileBytes = 25 << 20
+)
+
+// InputLimits says which parts a message may carry and how big they may be
+// (INPUT-2). Zero fields take the defaults.
+type InputLimits struct {
+	// MaxTextBytes bounds data parts (as sent), raw text parts and file://
+	// text files. Default 1 MiB.
+	MaxTextBytes int64
+	// MaxInlineBytes bounds multimodal raw and data parts (decoded bytes).
+	// Default 5 MiB.
+	MaxInlineBytes int64
+	// MaxFileBytes bounds multimodal file:// parts. Default 25 MiB.
+	MaxFileBytes int64
+	// TextTypes are extra media types read as prompt text, besides text/*,
+	// JSON, YAML, TOML and XML. A trailing "/*" matches a whole type.
+	TextTypes []string
+	// MediaTypes are the multimodal media types accepted as attachments.
+	// Default: image/* and audio/*.
+	MediaTypes []string
+}
+
+func (l InputLimits) withDefaults() InputLimits {
+	if l.MaxTextBytes <= 0 {
+		l.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if l.MaxInlineBytes <= 0 {
+		l.MaxInlineBytes = DefaultMaxInlineBytes
+	}
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if len(l.MediaTypes) == 0 {
+		l.MediaTypes = []string{"image/*", "audio/*"}
+	}
+	return l
+}
+
+// Attachment is one manifest entry of the turn request: a multimodal part
+// of the message (INPUT-2).
+type Attachment struct {
+	// Part is the index of the part in the message.
+	Part int `json:"part"`
+	// Filename is the part's file name (or the file URL's base name).
+	Filename string `json:"filename,omitempty"`
+	// MediaType is the part's media type without parameters.
+	MediaType string `json:"mediaType"`
+	// ByteSize is the size of the content in bytes.
+	ByteSize int64 `json:"byteSize"`
+	// SHA256 is the hex SHA-256 of the content.
+	SHA256 string `json:"sha256"`
+	// Source is raw, data or file.
+	Source string `json:"source"`
+	// Path is where the backend can read the bytes: the stored input under
+	// the data dir for raw/data parts, the resolved file for file parts.
+	// Empty when the gateway has no input directory.
+	Path string `json:"path,omitempty"`
+
+	// Data holds the bytes of a raw or data attachment.
+	Data []byte `json:"-"`
+}
+
+// turnInput is what a message's parts become: prompt text and attachments.
+type turnInput struct {
+	text        string // the text parts joined
+	attachments []Attachment
+	credentials map[string]any
+	baseURL     string // of the request that started the turn, for artifact URLs
+}
+
+// prompt returns the text followed by the attachment manifest.
+func (in *turnInput) prompt() string {
+	if len(in.attachments) == 0 {
+		return in.text
+	}
+	var b strings.Builder
+	b.WriteString(in.text)
+	if in.text != "" {
+		b.WriteString("\n\n")
+	}
+	b.WriteString("Attachments:")
+	for _, a := range in.attachments {
+		b.WriteString("\n")
+		b.WriteString(manifestLine(a))
+	}
+	return b.String()
+}
+
+// hasInput reports whether the message holds non-blank text or an attachment.
+func (in *turnInput) hasInput() bool {
+	return strings.TrimSpace(in.text) != "" || len(in.attachments) > 0
+}
+
+func manifestLine(a Attachment) string {
+	name := a.Filename
+	if name == "" {
+		name = "(unnamed)"
+	}
+	line := fmt.Sprintf("- part %d: %s (%s, %d bytes, sha256 %s, source %s)", a.Part, name, a.MediaType, a.ByteSize, a.SHA256, a.Source)
+	if a.Path != "" {
+		line += " at " + a.Path
+	}
+	return line
+}
+
+// mediaBase returns the media type without parameters, lower-cased.
+func mediaBase(t string) string {
+	if t == "" {
+		return ""
+	}
+	if mt, _, err := mime.ParseMediaType(t); err == nil {
+		return mt
+	}
+	return strings.ToLower(strings.TrimSpace(strings.Split(t, ";")[0]))
+}
+
+// matchType reports whether media type mt (without parameters) matches one
+// of the patterns ("type/subtype" or "type/*").
+func matchType(mt string, patterns []string) bool {
+	for _, p := range patterns {
+		p = mediaBase(p)
+		if p == mt || p == "*/*" {
+			return true
+		}
+		if t, ok := strings.CutSuffix(p, "/*"); ok && strings.HasPrefix(mt, t+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// textLike reports whether a media type is read as prompt text.
+func (l InputLimits) textLike(t string) bool {
+	mt := mediaBase(t)
+	switch {
+	case mt == "", strings.HasPrefix(mt, "text/"):
+		return true
+	case mt == "application/json", mt == "application/yaml", mt == "application/x-yaml",
+		mt == "application/toml", mt == "application/xml", mt == "application/markdown",
+		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+yaml"), strings.HasSuffix(mt, "+xml"):
+		return true
+	}
+	return matchType(mt, l.TextTypes)
+}
+
+// multimodal reports whether a media type is accepted as an attachment.
+func (l InputLimits) multimodal(t string) bool {
+	mt := mediaBase(t)
+	return mt != "" && matchType(mt, l.MediaTypes)
+}
+
+func unsupported(field, mt string) error {
+	return &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "Unsupported media type " + strconvQuote(mt) + " in " + field,
+		Metadata: map[string]string{"field": field}}
+}
+
+func strconvQuote(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return strconv.Quote(s)
+}
+
+// buildInput turns the parts of a message into prompt text and attachments
+// (INPUT-2, INPUT-3). cwd is the resolved workspace of the turn ("" when it
+// is invalid: file URLs are then refused); ws holds the allowed roots.
+func buildInput(m *a2a.Message, lim InputLimits, cwd string, ws *Workspace) (*turnInput, error) {
+	lim = lim.withDefaults()
+	in := &turnInput{}
+	var b strings.Builder
+	add := func(s string) {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(s)
+	}
+	for i, p := range m.Parts {
+		field := fmt.Sprintf("message.parts[%d]", i)
+		mt := mediaBase(p.MediaType)
+		switch p.Kind() {
+		case "text":
+			if !lim.textLike(mt) {
+				return nil, unsupported(field, mt)
+			}
+			add(*p.Text)
+		case "data":
+			switch {
+			case mt == "" || lim.textLike(mt):
+				if int64(len(p.Data)) > lim.MaxTextBytes {
+					return nil, a2a.ErrInvalidParams(field, fmt.Sprintf("data part exceeds %d bytes", lim.MaxTextBytes))
+				}
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, p.Data); err != nil {
+					return nil, a2a.ErrInvalidParams(field, "data is not valid JSON")
+				}
+				add(buf.String())
+			case lim.multimodal(mt):
+				// A multimodal data part holds its bytes as a base64 JSON string.
+				if int64(len(p.Data)) > int64(base64.StdEncoding.EncodedLen(int(min(lim.MaxInlineBytes, 1<<40))))+2 {
+					return nil, a2a.ErrInvalidParams(field, fmt.Sprintf("data part exceeds %d bytes", lim.MaxInlineBytes))
+				}
+				var enc string
+				if err := json.Unmarshal(p.Data, &enc); err != nil {
+					return nil, a2a.ErrInvalidParams(field, "a "+mt+" data part must be a base64 string")
+				}
+				raw, err := base64.StdEncoding.DecodeString(enc)
+				if err != nil {
+					return nil, a2a.ErrInvalidParams(field, "data is not valid base64")
+				}
+				if int64(len(raw)) > lim.MaxInlineBytes {
+					return nil, a2a.ErrInvalidParams(field, fmt.Sprintf("data part exceeds %d bytes", lim.MaxInlineBytes))
+				}
+				in.attachments = append(in.attachments, inlineAttachment(i, p.Filename, mt, "data", raw))
+			default:
+				return nil, unsupported(field, mt)
+			}
+		case "raw":
+			switch {
+			case lim.textLike(mt):
+				if int64(len(p.Raw)) > lim.MaxTextBytes {
+					return nil, a2a.ErrInvalidParams(field, fmt.Sprintf("raw part exceeds %d bytes", lim.MaxTextBytes))
+				}
+				if !utf8.Valid(p.Raw) {
+					return nil, a2a.ErrInvalidParams(field, "raw text is not valid UTF-8")
+				}
+				add(string(p.Raw))
+			case lim.multimodal(mt):
+				if int64(len(p.Raw)) > lim.MaxInlineBytes {
+					return nil, a2a.ErrInvalidParams(field, fmt.Sprintf("raw part exceeds %d bytes", lim.MaxInlineBytes))
+				}
+				in.attachments = append(in.attachments, inlineAttachment(i, p.Filename, mt, "raw", p.Raw))
+			default:
+				return nil, unsupported(field, mt)
+			}
+		case "url":
+			text, att, err := readFilePart(p, i, field, lim, cwd, ws)
+			if err != nil {
+				return nil, err
+			}
+			if att != nil {
+				in.attachments = append(in.attachments, *att)
+			} else {
+				add(text)
+			}
+		}
+	}
+	in.text = b.String()
+	return in, nil
+}
+
+func inlineAttachment(i int, filename, mt, source string, data []byte) Attachment {
+	sum := sha256.Sum256(data)
+	return Attachment{Part: i, Filename: safeFilename(filename), MediaType: mt, ByteSize: int64(len(data)),
+		SHA256: hex.EncodeToString(sum[:]), Source: source, Data: data}
+}
+
+// safeFilename reduces a client-supplied file name to a harmless base name.
+func safeFilename(name string) string {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('_')
+		}
+		if b.Len() >= 100 {
+			break
+		}
+	}
+	s := strings.TrimLeft(b.String(), ".")
+	if s == "" || s == "_" {
+		return ""
+	}
+	return s
+}
+
+// readFilePart checks a url part (INPUT-2, INPUT-3): only file:// URLs of
+// local files inside the workspace and the allowed roots, symlinks
+// resolved, size checked before reading. Text files come back as text,
+// multimodal ones as an attachment.
+func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, ws *Workspace) (string, *Attachment, error) {
+	bad := func(reason string) error { return a2a.ErrInvalidParams(field, reason) }
+	raw := p.URL
+	lower := strings.ToLower(raw)
+	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		return "", nil, bad("remote URLs are not fetched; send the content inline")
+	}
+	if !strings.HasPrefix(lower, "file:") {
+		return "", nil, bad("only file:// URLs are accepted")
+	}
+	if strings.ContainsAny(raw, "\x00\\") || strings.Contains(lower, "%00") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%2f") {
+		return "", nil, bad("the file URL is not a plain local path")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "file" || u.Opaque != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", nil, bad("the file URL is malformed")
+	}
+	if h := strings.ToLower(u.Host); h != "" && h != "localhost" {
+		return "", nil, bad("file URLs must name a local file (no host)")
+	}
+	path := u.Path
+	if !strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) {
+		return "", nil, bad("the file URL must hold an absolute path")
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == ".." || seg == "." {
+			return "", nil, bad("the file path must not contain . or .. segments")
+		}
+	}
+	if cwd == "" || ws == nil {
+		return "", nil, bad("file URLs need a valid workspace")
+	}
+	real, err := filepath.EvalSymlinks(filepath.Clean(path))
+	if err != nil {
+		return "", nil, bad("the file does not exist or is not readable")
+	}
+	if !within(real, cwd) || !ws.Contains(real) {
+		return "", nil, bad("the file lies outside the workspace")
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", nil, bad("the file URL does not name a regular file")
+	}
+	mt := mediaBase(p.MediaType)
+	if mt == "" {
+		mt = mediaBase(mime.TypeByExtension(filepath.Ext(real)))
+	}
+	var max int64
+	switch {
+	case lim.textLike(mt):
+		max = lim.MaxTextBytes
+	case lim.multimodal(mt):
+		max = lim.MaxFileBytes
+	default:
+		return "", nil, unsupported(field, mt)
+	}
+	if fi.Size() > max {
+		return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return "", nil, bad("the file does not exist or is not readable")
+	}
+	defer f.Close()
+	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) || fi2.Size() > max {
+		return "", nil, bad("the file changed while it was read")
+	}
+	if lim.textLike(mt) {
+		b, err := io.ReadAll(io.LimitReader(f, max+1))
+		if err != nil || int64(len(b)) > max {
+			return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
+		}
+		if !utf8.Valid(b) {
+			return "", nil, bad("the text file is not valid UTF-8")
+		}
+		return string(b), nil, nil
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, max+1))
+	if err != nil || n > max {
+		return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
+	}
+	name := p.Filename
+	if name == "" {
+		name = filepath.Base(real)
+	}
+	return "", &Attachment{Part: i, Filename: safeFilename(name), MediaType: mt, ByteSize: n, SHA256: hex.EncodeToString(h.Sum(nil)), Source: "file", Path: real}, nil
+}
+
+// within reports whether the resolved path p is dir or inside it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// storeInputs writes the raw/data attachments under dir/<taskID>/ (0600)
+// and sets their Path, so exec backends can read them.
+func storeInputs(dir, taskID string, atts []Attachment) error {
+	if dir == "" {
+		return nil
+	}
+	for i := range atts {
+		a := &atts[i]
+		if a.Source == "file" || a.Data == nil {
+			continue
+		}
+		sub := filepath.Join(dir, taskID)
+		if err := os.MkdirAll(sub, 0o700); err != nil {
+			return fmt.Errorf("creating the input directory: %w", errors.Unwrap(err))
+		}
+		name := a.Filename
+		if name == "" {
+			name = "input"
+		}
+		p := filepath.Join(sub, fmt.Sprintf("%d-%s", a.Part, name))
+		if err := os.WriteFile(p, a.Data, 0o600); err != nil {
+			return errors.New("writing an input file failed")
+		}
+		a.Path = p
+	}
+	return nil
+}
+
+// prepareInput builds the turn input of a client message: prompt text and
+// attachments (file URLs checked against the message's workspace), the
+// per-request credentials, and the base URL for artifact links.
+func (s *Service) prepareInput(ctx context.Context, m *a2a.Message) (*turnInput, error) {
+	rawCwd, _ := metadataString(m.Metadata, s.cfg.Namespace, "cwd")
+	cwd, err := s.cfg.Workspace.Resolve(rawCwd)
+	if err != nil {
+		cwd = "" // the turn fails with the invalid-workspace message
+	}
+	in, err := buildInput(m, s.cfg.Input, cwd, s.cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if inner, ok := m.Metadata[s.cfg.Namespace].(map[string]any); ok {
+		for _, k := range s.cfg.SensitiveMetadataKeys {
+			if v, ok := inner[k]; ok {
+				if in.credentials == nil {
+					in.credentials = map[string]any{}
+				}
+				in.credentials[k] = v
+			}
+		}
+	}
+	if r := RequestFromContext(ctx); r != nil {
+		if s.cfg.BaseURL != nil {
+			in.baseURL = s.cfg.BaseURL(r)
+		} else {
+			in.baseURL = card.BaseURL(r, false)
+		}
+	}
+	return in, nil
 }

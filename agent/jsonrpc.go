@@ -328,8 +328,30 @@ func (h *Handler) dispatch(ctx context.Context, principal string, call rpcCall) 
 			return nil, err
 		}
 		return s.CancelTask(ctx, principal, &req)
-	case a2a.MethodCreatePushConfig, a2a.MethodGetPushConfig, a2a.MethodListPushConfigs, a2a.MethodDeletePushConfig:
-		return nil, ErrPushNotSupported()
+	case a2a.MethodCreatePushConfig:
+		var req a2a.TaskPushNotificationConfig
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.CreateTaskPushNotificationConfig(ctx, principal, &req)
+	case a2a.MethodGetPushConfig:
+		var req a2a.GetTaskPushNotificationConfigRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.GetTaskPushNotificationConfig(ctx, principal, &req)
+	case a2a.MethodListPushConfigs:
+		var req a2a.ListTaskPushNotificationConfigsRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.ListTaskPushNotificationConfigs(ctx, principal, &req)
+	case a2a.MethodDeletePushConfig:
+		var req a2a.DeleteTaskPushNotificationConfigRequest
+		if err := decodeParams(call.params, &req); err != nil {
+			return nil, err
+		}
+		return s.DeleteTaskPushNotificationConfig(ctx, principal, &req)
 	case a2a.MethodGetExtendedAgentCard:
 		return s.GetExtendedAgentCard(ctx, principal)
 	}

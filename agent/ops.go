@@ -39,6 +39,9 @@ func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMe
 		// The caller went away; the turn goes on. Answer with what we have.
 	}
 	t := s.trimTask(r.snapshot(), hl, true)
+	if m := DirectReply(&t, s.cfg.Namespace); m != nil {
+		return &a2a.SendMessageResponse{Message: m}, nil // a message event's reply (Appendix A)
+	}
 	return &a2a.SendMessageResponse{Task: &t}, nil
 }
 
@@ -190,6 +193,22 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 	if t.Status.State.Terminal() {
 		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
 	}
+	// Hold the task id while canceling so a follow-up cannot start a turn
+	// on it at the same time; if one just did, cancel that turn instead.
+	guard := newRun(owner, t, func(error) {})
+	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
+		return s.CancelTask(ctx, owner, req)
+	}
+	defer func() {
+		s.hub.runs.Delete(t.ID)
+		guard.finish()
+	}()
+	if cur, err := s.hub.store.GetTask(ctx, owner, t.ID); err == nil {
+		t = cur
+	}
+	if t.Status.State.Terminal() {
+		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
+	}
 	snap := s.finalizeCanceled(ctx, owner, *t)
 	out := s.trimTask(snap, nil, true)
 	return &out, nil
@@ -198,7 +217,8 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 // finalizeCanceled stores t as CANCELED and returns it.
 func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task) a2a.Task {
 	t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentMessage(t.ContextID, t.ID, "Task canceled."), Timestamp: a2a.Timestamp(time.Now())}
-	if err := s.hub.store.PutTask(context.WithoutCancel(ctx), owner, &t); err != nil {
+	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
+	if err := s.storeFinal(context.WithoutCancel(ctx), owner, &t, ev); err != nil {
 		s.cfg.Logger.Error("storing canceled task", errField(err))
 	}
 	return t

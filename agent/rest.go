@@ -128,6 +128,30 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 		}
 	case a2a.MethodGetExtendedAgentCard:
 		res, err = s.GetExtendedAgentCard(ctx, principal)
+	case "pushConfigs":
+		if r.Method == http.MethodPost {
+			var req a2a.TaskPushNotificationConfig
+			if err = h.decodeBody(w, r, &req, false); err == nil {
+				req.TaskID, req.Tenant = route.taskID, tenant
+				res, err = s.CreateTaskPushNotificationConfig(ctx, principal, &req)
+			}
+		} else {
+			req := a2a.ListTaskPushNotificationConfigsRequest{Tenant: tenant, TaskID: route.taskID, PageToken: r.URL.Query().Get("pageToken")}
+			var ps *int32
+			if ps, err = queryInt32(r.URL.Query(), "pageSize"); err == nil {
+				if ps != nil {
+					req.PageSize = *ps
+				}
+				res, err = s.ListTaskPushNotificationConfigs(ctx, principal, &req)
+			}
+		}
+	case "pushConfig":
+		req := a2a.GetTaskPushNotificationConfigRequest{Tenant: tenant, TaskID: route.taskID, ID: route.cfgID}
+		if r.Method == http.MethodDelete {
+			res, err = s.DeleteTaskPushNotificationConfig(ctx, principal, &req)
+		} else {
+			res, err = s.GetTaskPushNotificationConfig(ctx, principal, &req)
+		}
 	default:
 		err = ErrPushNotSupported()
 	}

@@ -23,10 +23,17 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	if req.Configuration != nil && !acceptsOutput(req.Configuration.AcceptedOutputModes, s.cfg.OutputModes) {
 		return nil, zero, nil, &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "None of the accepted output modes can be produced; this agent produces " + strings.Join(s.cfg.OutputModes, ", ")}
 	}
+	var pushCfg *a2a.TaskPushNotificationConfig
 	if req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
-		return nil, zero, nil, ErrPushNotSupported()
+		if !s.PushEnabled() {
+			return nil, zero, nil, ErrPushNotSupported()
+		}
+		pushCfg = req.Configuration.TaskPushNotificationConfig
+		if err := s.validatePushConfig(ctx, pushCfg, pushInlinePrefix); err != nil {
+			return nil, zero, nil, err
+		}
 	}
-	prompt, err := buildPrompt(req.Message)
+	in, err := s.prepareInput(ctx, req.Message)
 	if err != nil {
 		return nil, zero, nil, err
 	}
@@ -57,11 +64,23 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	}
 	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now}
 
+	if s.hub.Closing() {
+		return nil, zero, nil, a2a.NewError(a2a.CodeInternalError, "The gateway is shutting down; retry shortly")
+	}
 	runCtx, cancel := context.WithCancelCause(context.Background())
 	r := newRun(owner, &task, cancel)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
 		cancel(nil)
 		return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking}
+	}
+	if msg.TaskID != "" && len(task.History) > 1 {
+		// A follow-up holds the task id now; a cancel that won the race
+		// before that may have stored a terminal state meanwhile.
+		if cur, err := s.hub.store.GetTask(ctx, owner, task.ID); err == nil && cur.Status.State.Terminal() {
+			s.hub.runs.Delete(task.ID)
+			cancel(nil)
+			return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(cur.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": task.ID}}
+		}
 	}
 	if err := s.hub.store.PutTask(ctx, owner, &task); err != nil {
 		s.hub.runs.Delete(task.ID)
@@ -69,8 +88,17 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		s.cfg.Logger.Error("storing submitted task", errField(err))
 		return nil, zero, nil, a2a.ErrInternal()
 	}
+	if pushCfg != nil {
+		// Stored before the turn starts, so its first state change is seen (PUSH-1).
+		ps, _ := s.pushStore()
+		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg); err != nil {
+			s.hub.runs.Delete(task.ID)
+			cancel(nil)
+			return nil, zero, nil, err
+		}
+	}
 	first, sub := r.subscribe()
-	go s.execute(runCtx, r, msg, prompt)
+	go s.execute(runCtx, r, msg, in)
 	return r, first, sub, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -60,8 +61,31 @@ type Config struct {
 	// PageTokenKey signs ListTasks page tokens. Default: a random key (tokens
 	// then do not survive a restart).
 	PageTokenKey []byte
+	// Input bounds and types the parts of client messages (INPUT-2).
+	Input InputLimits
+	// InputDir is where raw/data attachments are written for the backend
+	// (<data_dir>/inputs). Empty: attachments have no path.
+	InputDir string
+	// ArtifactDir stores artifact payloads, content-addressed
+	// (<data_dir>/artifacts). Empty: payload artifacts fail the turn.
+	ArtifactDir string
+	// ArtifactURLs is "http" (default: /artifacts/{taskId}/{artifactId} on
+	// the gateway, served to the task's owner) or "file" (file:// URLs of
+	// the stored payloads, for same-host clients).
+	ArtifactURLs string
+	// MaxArtifactBytes bounds one stored artifact payload. Default 10 MiB.
+	MaxArtifactBytes int64
+	// BaseURL returns the externally visible base URL ("https://h/") of a
+	// request, for artifact links. Default: from the request (Host, TLS).
+	BaseURL func(r *http.Request) string
 	// Logger receives one line per turn. Default: no logging.
 	Logger *zap.Logger
+	// Push turns push notifications on (PUSH-1..7): the four config
+	// methods, the inline config of SendMessage, and a delivery job on
+	// every turn-ending state. nil (the default) answers every push
+	// operation with PushNotificationNotSupportedError. The hub's store
+	// must implement store.PushStore.
+	Push Pusher
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -108,6 +132,13 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	c.Input = c.Input.withDefaults()
+	if c.ArtifactURLs == "" {
+		c.ArtifactURLs = "http"
+	}
+	if c.MaxArtifactBytes <= 0 {
+		c.MaxArtifactBytes = 10 << 20
+	}
 	return c
 }
 
@@ -125,6 +156,8 @@ type Hub struct {
 
 	mu          sync.Mutex
 	idleTimeout time.Duration
+	drain       time.Duration
+	closing     atomic.Bool
 	wake        chan struct{} // a new idle timeout was set
 	stop        chan struct{}
 	stopped     sync.WaitGroup
@@ -137,7 +170,7 @@ func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
 	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
 		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)
 	}
-	h := &Hub{store: st, contexts: newContextTable(), idleTimeout: time.Hour, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	h := &Hub{store: st, contexts: newContextTable(), idleTimeout: time.Hour, drain: 10 * time.Second, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	h.stopped.Add(1)
 	go h.janitor()
 	return h, nil
@@ -179,30 +212,62 @@ func (h *Hub) janitor() {
 	}
 }
 
-// Close cancels running turns, waits briefly for them to store their final
-// state, and stops background work. It does not close the store.
+// SetDrainTimeout sets how long Close lets running turns finish before it
+// cancels them (OPS-3). Default 10s; 0 cancels at once.
+func (h *Hub) SetDrainTimeout(d time.Duration) {
+	h.mu.Lock()
+	h.drain = d
+	h.mu.Unlock()
+}
+
+// Closing reports whether the hub has stopped accepting new turns.
+func (h *Hub) Closing() bool { return h.closing.Load() }
+
+// Close shuts the runtime down (OPS-3): it stops accepting new turns, lets
+// running ones finish for up to the drain timeout, cancels the rest (they
+// end FAILED with InterruptedMessage), closes every backend session and
+// stops background work. It does not close the store.
 func (h *Hub) Close() error {
 	h.closeOnce.Do(func() {
-		close(h.stop)
-		var pending []*run
-		h.runs.Range(func(_, v any) bool {
-			r := v.(*run)
+		h.closing.Store(true)
+		h.mu.Lock()
+		drain := h.drain
+		h.mu.Unlock()
+		deadline := time.NewTimer(drain)
+		defer deadline.Stop()
+		for _, r := range h.liveRuns() {
+			select {
+			case <-r.done:
+			case <-deadline.C:
+			}
+		}
+		pending := h.liveRuns()
+		for _, r := range pending {
 			r.cancel(errShutdown)
-			pending = append(pending, r)
-			return true
-		})
-		deadline := time.After(10 * time.Second)
+		}
+		hard := time.NewTimer(10 * time.Second)
+		defer hard.Stop()
 		for _, r := range pending {
 			select {
 			case <-r.done:
-			case <-deadline:
+			case <-hard.C:
 			}
 		}
+		close(h.stop)
 		h.stopped.Wait()
 		// Close every backend session (per-context processes) still held.
 		h.contexts.evictIdle(time.Now().Add(100 * 365 * 24 * time.Hour))
 	})
 	return nil
+}
+
+func (h *Hub) liveRuns() []*run {
+	var out []*run
+	h.runs.Range(func(_, v any) bool {
+		out = append(out, v.(*run))
+		return true
+	})
+	return out
 }
 
 var (

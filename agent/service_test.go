@@ -1390,3 +1390,46 @@ func TestNoGoroutineLeak(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+func TestCancelRacingContinuation(t *testing.T) {
+	// A canceled task is terminal and stays so: when CancelTask reports
+	// CANCELED, a follow-up racing with it must not bring the task back.
+	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 1, Delay: time.Millisecond}})
+	for i := 0; i < 40; i++ {
+		task := e.send("", sendReq(msg("start")))
+		var wg sync.WaitGroup
+		var cancelRep, contRep rpcReply
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			m := msg("go on")
+			m.TaskID = task.ID
+			contRep = e.call("", a2a.MethodSendMessage, sendReq(m))
+		}()
+		go func() {
+			defer wg.Done()
+			cancelRep = e.call("", a2a.MethodCancelTask, map[string]any{"id": task.ID})
+		}()
+		wg.Wait()
+		final := e.getTask("", task.ID)
+		if cancelRep.Error == nil {
+			var c a2a.Task
+			_ = json.Unmarshal(cancelRep.Result, &c)
+			if c.Status.State == a2a.TaskStateCanceled && final.Status.State != a2a.TaskStateCanceled {
+				var cont a2a.SendMessageResponse
+				_ = json.Unmarshal(contRep.Result, &cont)
+				contState := errText(contRep.Error)
+				if cont.Task != nil {
+					contState = string(cont.Task.Status.State)
+				}
+				t.Fatalf("iteration %d: CancelTask answered CANCELED but the task ended %s %q (the racing follow-up got %s)", i, final.Status.State, statusText(final), contState)
+			}
+		}
+	}
+}
+
+func errText(e *rpcErrorT) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf("error %d %q", e.Code, e.Message)
+}

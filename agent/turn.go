@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,13 +37,21 @@ type turnState struct {
 	end       *Event
 	usage     *Event
 	artifacts int
+	// baseURL is the gateway URL artifact links are built on.
+	baseURL string
+	// content is set once a content event (text, message, tool, artifact…)
+	// was mapped; direct holds the reply of a message event (Appendix A).
+	content bool
+	direct  *a2a.Message
+	// stored maps an artifact id to its stored payload, for append.
+	stored map[string]storedArtifact
 }
 
 // execute runs one turn of r to its final state.
-func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, prompt string) {
+func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *turnInput) {
 	started := time.Now()
 	corr := newID()[:8]
-	ts := &turnState{}
+	ts := &turnState{baseURL: in.baseURL}
 	state, text := a2a.TaskStateFailed, ""
 	defer func() {
 		if v := recover(); v != nil {
@@ -60,7 +69,7 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, prompt 
 		text = msgInvalidWorkspace
 		return
 	}
-	if !hasInput(prompt) {
+	if !in.hasInput() {
 		text = msgTextOnly
 		return
 	}
@@ -93,10 +102,20 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, prompt 
 		s.cfg.Logger.Error("storing working task", errField(err), zap.String("correlation_id", corr))
 	}
 
+	if err := storeInputs(s.cfg.InputDir, snap.ID, in.attachments); err != nil {
+		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))
+		text = internalMessage(corr)
+		return
+	}
 	treq := &TurnRequest{V: EventVersion, Type: "turn", ContextID: snap.ContextID, TaskID: snap.ID, MessageID: msg.MessageID,
-		Cwd: cwd, Prompt: prompt, Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
+		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
+		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
+	before := c.session.State
 	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev Event) error { return s.onEvent(ctx, r, ts, ev) })
 	state, text = s.outcome(ctx, ts, runErr, corr)
+	if !bytes.Equal(before, c.session.State) {
+		s.saveSessionState(ctx, r.owner, snap.ContextID, c)
+	}
 }
 
 // contextFor returns the live context, reviving it from the store (or
@@ -118,6 +137,7 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convC
 	switch {
 	case err == nil:
 		bound = rec.Cwd
+		c.session.State = rec.State
 	case errors.Is(err, store.ErrNotFound):
 		now := time.Now()
 		if err := s.hub.store.PutContext(context.WithoutCancel(ctx), store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
@@ -148,7 +168,17 @@ func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) b
 	return false
 }
 
-func hasInput(prompt string) bool { return strings.TrimSpace(prompt) != "" }
+// saveSessionState stores the backend state of a context with its record.
+func (s *Service) saveSessionState(ctx context.Context, owner, id string, c *convContext) {
+	now := time.Now()
+	rec := store.ContextRecord{Owner: owner, ID: id, Cwd: c.cwd, CreatedAt: now, UpdatedAt: now, State: c.session.State}
+	if old, err := s.hub.store.GetContext(context.WithoutCancel(ctx), owner, id); err == nil {
+		rec.CreatedAt = old.CreatedAt
+	}
+	if err := s.hub.store.PutContext(context.WithoutCancel(ctx), rec); err != nil {
+		s.cfg.Logger.Error("storing context state", errField(err))
+	}
+}
 
 // nsMetadata returns metadata.<ns> as an object, or nil.
 func nsMetadata(md map[string]any, ns string) map[string]any {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 func init() {
@@ -81,10 +83,44 @@ type AgentHandler struct {
 	// token, password, secret, authorization.
 	SensitiveMetadataKeys []string `json:"sensitive_metadata_keys,omitempty"`
 
+	// ArtifactURLs says how stored artifact payloads are linked: "http"
+	// (default: /artifacts/{taskId}/{artifactId} on this gateway, served to
+	// the task's owner with ETag and Range) or "file" (file:// URLs of the
+	// stored files under <data_dir>/artifacts, for same-host clients).
+	ArtifactURLs string `json:"artifact_urls,omitempty"`
+
+	// MaxArtifactSize bounds one stored artifact payload, in bytes.
+	// Default: 10485760 (10 MiB).
+	MaxArtifactSize int64 `json:"max_artifact_size,omitempty"`
+
+	// MaxTextPartSize bounds data parts, raw text parts and file:// text
+	// files, in bytes. Default: 1048576 (1 MiB).
+	MaxTextPartSize int64 `json:"max_text_part_size,omitempty"`
+
+	// MaxInlinePartSize bounds multimodal raw and data parts (decoded), in
+	// bytes. Default: 5242880 (5 MiB).
+	MaxInlinePartSize int64 `json:"max_inline_part_size,omitempty"`
+
+	// MaxFilePartSize bounds multimodal file:// parts, in bytes. Default:
+	// 26214400 (25 MiB).
+	MaxFilePartSize int64 `json:"max_file_part_size,omitempty"`
+
+	// TextMediaTypes are extra media types read as prompt text (besides
+	// text/*, JSON, YAML, TOML, XML, Markdown); "type/*" matches a type.
+	TextMediaTypes []string `json:"text_media_types,omitempty"`
+
+	// AttachmentMediaTypes are the multimodal media types accepted as
+	// attachments (manifest entries). Default: image/* and audio/*.
+	AttachmentMediaTypes []string `json:"attachment_media_types,omitempty"`
+
 	// Card is the agent's card configuration, used for the authenticated
 	// extended card (GetExtendedAgentCard), its output modes and required
 	// extensions. The a2a directive copies its card block here.
 	Card *CardHandler `json:"card,omitempty"`
+
+	// Push turns push notifications on (gateway.md §8). Default: off
+	// (every push operation answers PushNotificationNotSupportedError).
+	Push *PushConfig `json:"push,omitempty"`
 
 	backend agent.Backend
 	handler *agent.Handler
@@ -135,6 +171,23 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		PageTokenKey:          app.shared.pageTokenKey,
 		Logger:                h.logger,
 		ToolTrace:             true,
+		ArtifactURLs:          h.ArtifactURLs,
+		MaxArtifactBytes:      h.MaxArtifactSize,
+		ArtifactDir:           filepath.Join(app.shared.dataDir, "artifacts"),
+		InputDir:              filepath.Join(app.shared.dataDir, "inputs"),
+		Input: agent.InputLimits{
+			MaxTextBytes: h.MaxTextPartSize, MaxInlineBytes: h.MaxInlinePartSize, MaxFileBytes: h.MaxFilePartSize,
+			TextTypes: h.TextMediaTypes, MediaTypes: h.AttachmentMediaTypes,
+		},
+		BaseURL: func(r *http.Request) string {
+			trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+			return card.BaseURL(r, trusted)
+		},
+	}
+	switch h.ArtifactURLs {
+	case "", "http", "file":
+	default:
+		return fmt.Errorf("artifact_urls: must be http or file, not %q", h.ArtifactURLs)
 	}
 	if h.ThinkingExposure != nil {
 		cfg.ToolTrace = false
@@ -168,16 +221,31 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 				cfg.RequiredExtensions = append(cfg.RequiredExtensions, ext.URI)
 			}
 		}
+		cardHandler := h.Card
+		cfg.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
 		if h.Card.Runtime(nil).AuthEnabled() {
-			cardHandler := h.Card
+			details := h.runtimeDetails(app)
 			cfg.ExtendedCard = func(ctx context.Context) (*a2a.AgentCard, error) {
 				r := agent.RequestFromContext(ctx)
 				if r == nil {
 					return nil, errors.New("no request")
 				}
-				return cardHandler.Card(r), nil
+				// CARD-8: the public card plus runtime details, signed
+				// like the public card.
+				c := card.Extend(cardHandler.Card(r), details, time.Now())
+				if err := cardHandler.SignCard(c); err != nil {
+					return nil, err
+				}
+				return c, nil
 			}
 		}
+	}
+	if h.Push != nil {
+		eng, err := app.pushEngine(h.Push, h.logger)
+		if err != nil {
+			return err
+		}
+		cfg.Push = eng
 	}
 	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
 	return nil

@@ -25,6 +25,14 @@ import (
 //	cancel_on_disconnect
 //	allowed_cwds <dir…>
 //	sensitive_metadata_keys <key…>
+//	artifact_urls http|file
+//	max_artifact_size <size>
+//	max_text_part_size <size>
+//	max_inline_part_size <size>
+//	max_file_part_size <size>
+//	text_media_types <type…>
+//	attachment_media_types <type…>
+//	push { … } (see unmarshalPush)
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -99,6 +107,44 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		if len(h.SensitiveMetadataKeys) == 0 {
 			return true, d.ArgErr()
 		}
+	case "artifact_urls":
+		if err := stringArg(d, &h.ArtifactURLs); err != nil {
+			return true, err
+		}
+		if h.ArtifactURLs != "http" && h.ArtifactURLs != "file" {
+			return true, d.Errf("artifact_urls must be http or file, not %q", h.ArtifactURLs)
+		}
+	case "max_artifact_size", "max_text_part_size", "max_inline_part_size", "max_file_part_size":
+		n, err := sizeArg(d)
+		if err != nil {
+			return true, err
+		}
+		switch opt {
+		case "max_artifact_size":
+			h.MaxArtifactSize = n
+		case "max_text_part_size":
+			h.MaxTextPartSize = n
+		case "max_inline_part_size":
+			h.MaxInlinePartSize = n
+		default:
+			h.MaxFilePartSize = n
+		}
+	case "text_media_types":
+		h.TextMediaTypes = d.RemainingArgs()
+		if len(h.TextMediaTypes) == 0 {
+			return true, d.ArgErr()
+		}
+	case "push":
+		p, err := unmarshalPush(d)
+		if err != nil {
+			return true, err
+		}
+		h.Push = p
+	case "attachment_media_types":
+		h.AttachmentMediaTypes = d.RemainingArgs()
+		if len(h.AttachmentMediaTypes) == 0 {
+			return true, d.ArgErr()
+		}
 	default:
 		return false, nil
 	}
@@ -112,6 +158,9 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	if card == nil {
 		return
+	}
+	if h.Push != nil {
+		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
 	}
 	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -39,9 +40,18 @@ type App struct {
 	// last commits can be lost on power loss).
 	Durability string `json:"durability,omitempty"`
 
+	// ShutdownTimeout is how long running turns may finish when the process
+	// exits before they are canceled and marked failed (OPS-3). Keep it at
+	// most the server's grace_period. Default: 10s.
+	ShutdownTimeout caddy.Duration `json:"shutdown_timeout,omitempty"`
+
 	shared *sharedState
 	key    string
 	logger *zap.Logger
+
+	// Push engines this config uses (push.go): pool keys and references.
+	pushKeys []string
+	pushRefs []*pushEngineRef
 }
 
 // CaddyModule returns the Caddy module information.
@@ -57,6 +67,8 @@ type sharedState struct {
 	store        store.Store
 	hub          *agent.Hub
 	pageTokenKey []byte
+	// dataDir is the absolute data directory (artifacts/ and inputs/ live there).
+	dataDir string
 }
 
 // Destruct closes the runtime then the store, once the last user is gone.
@@ -97,6 +109,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.shared = val.(*sharedState)
+	drain := 10 * time.Second
+	if a.ShutdownTimeout != 0 {
+		drain = time.Duration(a.ShutdownTimeout)
+	}
+	a.shared.hub.SetDrainTimeout(drain)
 	return nil
 }
 
@@ -117,7 +134,7 @@ func openShared(dir, durability string) (*sharedState, error) {
 		_ = st.Close()
 		return nil, err
 	}
-	return &sharedState{store: st, hub: hub, pageTokenKey: key}, nil
+	return &sharedState{store: st, hub: hub, pageTokenKey: key, dataDir: dir}, nil
 }
 
 // loadOrCreateKey reads a 32-byte secret, creating it with mode 0600 first.
@@ -139,20 +156,25 @@ func loadOrCreateKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// Start implements caddy.App; the shared state is already running.
-func (a *App) Start() error { return nil }
+// Start implements caddy.App: it starts the push workers of this config
+// (those shared with the previous config already run). The shared state is
+// already running.
+func (a *App) Start() error { return a.startPush() }
 
-// Stop implements caddy.App.
-func (a *App) Stop() error { return nil }
+// Stop implements caddy.App: on exit it stops the push workers; on a reload
+// the next config keeps them.
+func (a *App) Stop() error { return a.stopPush() }
 
-// Cleanup releases the shared state; the last user closes it.
+// Cleanup releases the push engines (the last user stops their workers),
+// then the shared state; the last user closes it.
 func (a *App) Cleanup() error {
+	perr := a.releasePush()
 	if a.key == "" {
-		return nil
+		return perr
 	}
 	_, err := sharedStates.Delete(a.key)
 	a.key = ""
-	return err
+	return errors.Join(perr, err)
 }
 
 var (

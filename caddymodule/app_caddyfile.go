@@ -3,6 +3,8 @@ package caddymodule
 import (
 	"encoding/json"
 
+	"github.com/caddyserver/caddy/v2"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -58,6 +60,12 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 				return nil, d.Errf("a2a: durability must be full or normal, not %q", val)
 			}
 			app.Durability = val
+		case "shutdown_timeout":
+			dur, err := caddy.ParseDuration(val)
+			if err != nil || dur < 0 {
+				return nil, d.Errf("a2a: shutdown_timeout: invalid duration %q", val)
+			}
+			app.ShutdownTimeout = caddy.Duration(dur)
 		default:
 			return nil, d.Errf("a2a: unknown global option %q", opt)
 		}

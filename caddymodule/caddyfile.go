@@ -51,6 +51,17 @@ type a2aHandlers struct {
 //				description <text>
 //				param <key> <value>
 //			}
+//			sign hs256 {
+//				kid <kid>
+//				secret <secret>        # e.g. {env.CARD_SIGNING_SECRET}
+//				jku <url>
+//			}
+//			sign es256|eddsa {
+//				kid <kid>
+//				key_file <pem-path>
+//				jku <url>
+//			}
+//			jwks_path <path>
 //			skill <id> {
 //				name <name>
 //				description <text>
@@ -69,6 +80,16 @@ type a2aHandlers struct {
 //			default_principal <name>
 //			realm <realm>
 //			no_env
+//			jwt {
+//				secret <hs256-secret>
+//				secret_kid <kid>
+//				jwks_file <path>
+//				jwks_url <url>
+//				issuer <iss>
+//				audience <aud>
+//				algorithms <alg...>
+//				clock_skew <duration>
+//			}
 //		}
 //		<agent options…>
 //	}
@@ -162,6 +183,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 	hs.card.Security = &CardSecurity{
 		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
 		APIKeyHeader: hs.auth.APIKeyHeader,
+		JWT:          s.JWT,
 		FromEnv:      !hs.auth.NoEnv,
 	}
 	if *hs.card.Security == (CardSecurity{}) {
@@ -198,7 +220,7 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		repeatable := opt == "skill" || opt == "extension"
+		repeatable := opt == "skill" || opt == "extension" || opt == "sign"
 		if !repeatable && seen[opt] {
 			return d.Errf("card: duplicate %s", opt)
 		}
@@ -244,6 +266,10 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 			}
 			md := caddy.Duration(dur)
 			h.MaxAge = &md
+		case "sign":
+			err = h.unmarshalSign(d)
+		case "jwks_path":
+			h.JWKSPath, err = oneArg(d)
 		case "extension":
 			err = unmarshalExtension(d, c)
 		case "skill":
@@ -379,6 +405,8 @@ func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
 			c.NoEnv = true
 		case "principal":
 			err = unmarshalPrincipal(d, c)
+		case "jwt":
+			err = unmarshalJWT(d, c)
 		default:
 			return d.Errf("unknown auth option %q", opt)
 		}

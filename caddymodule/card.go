@@ -2,13 +2,17 @@ package caddymodule
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/auth"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 )
 
 func init() {
@@ -63,6 +68,17 @@ type CardHandler struct {
 	// extension is advertised with params.enabledTypes.
 	ThinkingTypes []string `json:"thinking_types,omitempty"`
 
+	// Sign lists the keys the served card is signed with (CARD-6), one
+	// JWS signature per key, so keys can be rotated. The card is signed
+	// after every runtime field is filled in, per base URL.
+	Sign []CardSignKey `json:"sign,omitempty"`
+
+	// JWKSPath, when set (e.g. /.well-known/jwks.json), serves the public
+	// keys of Sign (never HS256 secrets) as a JWKS at this path, for `jku`.
+	JWKSPath string `json:"jwks_path,omitempty"`
+
+	signers      []*jws.Signer
+	jwks         []byte
 	schemes      auth.Schemes
 	cacheControl string
 	logger       *zap.Logger
@@ -76,6 +92,23 @@ type renderCache struct {
 	m  map[string]*card.Rendered
 }
 
+// CardSignKey is one card signing key.
+type CardSignKey struct {
+	// Alg is hs256, es256 or eddsa. Required.
+	Alg string `json:"alg,omitempty"`
+	// KID is the key id written to the protected header. Required.
+	KID string `json:"kid,omitempty"`
+	// Secret is the HS256 secret (at least 32 bytes). Use an {env.X} or
+	// {file.path} placeholder; it is resolved at provision time.
+	Secret string `json:"secret,omitempty"`
+	// KeyFile is the path of a PEM private key (EC P-256 for es256,
+	// Ed25519 for eddsa; PKCS #8 or SEC 1). Placeholders allowed.
+	KeyFile string `json:"key_file,omitempty"`
+	// JKU, when set, is written to the protected header as the URL of a
+	// JWKS holding the public key (e.g. https://host/.well-known/jwks.json).
+	JKU string `json:"jku,omitempty"`
+}
+
 // CardSecurity lists the auth schemes advertised on the card.
 type CardSecurity struct {
 	// Bearer advertises bearerAuth (HTTP Bearer).
@@ -87,6 +120,8 @@ type CardSecurity struct {
 	// APIKeyHeader names the API key header. Default:
 	// $IACCODE_A2A_API_KEY_HEADER when from_env, else X-API-Key.
 	APIKeyHeader string `json:"api_key_header,omitempty"`
+	// JWT marks bearerAuth as taking JWTs (bearerFormat: JWT).
+	JWT bool `json:"jwt,omitempty"`
 	// FromEnv also advertises schemes whose IACCODE_A2A_* environment
 	// variables are set, exactly as a2a_auth does without no_env.
 	FromEnv bool `json:"from_env,omitempty"`
@@ -116,7 +151,145 @@ func (h *CardHandler) Provision(ctx caddy.Context) error {
 	h.cacheControl = "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)
 	h.schemes = h.Security.schemes()
 	h.cache = &renderCache{m: map[string]*card.Rendered{}}
+	if err := h.provisionSigning(); err != nil {
+		return err
+	}
+	h.warnUnbumpedVersion()
 	return nil
+}
+
+// provisionSigning loads the signing keys (resolving placeholders) and
+// prepares the JWKS document.
+func (h *CardHandler) provisionSigning() error {
+	repl := caddy.NewReplacer()
+	kids := map[string]bool{}
+	h.signers = nil
+	for i, k := range h.Sign {
+		where := fmt.Sprintf("card sign[%d]", i)
+		if k.KID == "" {
+			return fmt.Errorf("%s: kid is required", where)
+		}
+		where = fmt.Sprintf("card sign %q", k.KID)
+		if kids[k.KID] {
+			return fmt.Errorf("%s: duplicate kid", where)
+		}
+		kids[k.KID] = true
+		var s *jws.Signer
+		var err error
+		switch strings.ToLower(k.Alg) {
+		case "hs256":
+			if k.KeyFile != "" {
+				return fmt.Errorf("%s: hs256 takes a secret, not a key_file", where)
+			}
+			secret := strings.TrimRight(repl.ReplaceKnown(k.Secret, ""), "\r\n")
+			if secret == "" {
+				return fmt.Errorf("%s: secret is empty (check its placeholder)", where)
+			}
+			s, err = jws.NewHMACSigner(k.KID, []byte(secret))
+		case "es256", "eddsa":
+			if k.Secret != "" {
+				return fmt.Errorf("%s: %s takes a key_file, not a secret", where, k.Alg)
+			}
+			path := repl.ReplaceKnown(k.KeyFile, "")
+			if path == "" {
+				return fmt.Errorf("%s: key_file is required", where)
+			}
+			pemBytes, rerr := readLimited(path, 64<<10)
+			if rerr != nil {
+				return fmt.Errorf("%s: reading key_file: %v", where, rerr)
+			}
+			alg := jws.AlgES256
+			if strings.EqualFold(k.Alg, "eddsa") {
+				alg = jws.AlgEdDSA
+			}
+			s, err = jws.ParsePrivateKeyPEM(k.KID, alg, pemBytes)
+		default:
+			return fmt.Errorf("%s: alg must be hs256, es256 or eddsa", where)
+		}
+		if err != nil {
+			return fmt.Errorf("card sign: %w", err)
+		}
+		if k.JKU != "" {
+			if s, err = s.WithJKU(k.JKU); err != nil {
+				return fmt.Errorf("card sign: %w", err)
+			}
+		}
+		h.signers = append(h.signers, s)
+	}
+	if h.JWKSPath != "" {
+		if !strings.HasPrefix(h.JWKSPath, "/") {
+			return errors.New("card jwks_path: must start with /")
+		}
+		b, err := jws.PublicJWKS(h.signers)
+		if err != nil {
+			return fmt.Errorf("card jwks_path: %w", err)
+		}
+		h.jwks = b
+	}
+	return nil
+}
+
+// readLimited reads at most max bytes of a file; errors do not name the
+// path.
+func readLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.New("cannot open the file")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, errors.New("cannot read the file")
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("file is larger than %d bytes", max)
+	}
+	return b, nil
+}
+
+// previousCards remembers, per card name, the content hash and version of
+// the card configuration last provisioned, so a reload that changes the
+// card without bumping its version is noticed.
+var previousCards = struct {
+	sync.Mutex
+	m map[string][2]string
+}{m: map[string][2]string{}}
+
+// warnUnbumpedVersion logs a warning when the card's content changed
+// since the previous configuration but its version did not (the seed's
+// rule: bump version whenever the card changes).
+func (h *CardHandler) warnUnbumpedVersion() {
+	cfg := h.Config
+	version := cfg.Version
+	cfg.Version = ""
+	b, err := json.Marshal(struct {
+		C card.Config
+		S *CardSecurity
+		P bool
+		T []string
+	}{cfg, h.Security, h.PushNotifications, h.ThinkingTypes})
+	if err != nil {
+		return
+	}
+	sum := sha256.Sum256(b)
+	hash := hex.EncodeToString(sum[:])
+	previousCards.Lock()
+	defer previousCards.Unlock()
+	prev, seen := previousCards.m[h.Name]
+	if len(previousCards.m) > 256 {
+		clear(previousCards.m)
+	}
+	previousCards.m[h.Name] = [2]string{hash, version}
+	if seen && prev[0] != hash && prev[1] == version {
+		h.logger.Warn("agent card content changed but its version did not; bump card version so clients notice",
+			zap.String("card", h.Name), zap.String("version", version))
+	}
+}
+
+// SignCard signs c with every configured key (no-op without keys). c must
+// be complete: every runtime field filled in.
+func (h *CardHandler) SignCard(c *a2a.AgentCard) error {
+	return jws.SignCard(c, h.signers...)
 }
 
 // schemes turns the declaration into auth.Schemes, applying env defaults.
@@ -132,6 +305,8 @@ func (s *CardSecurity) schemes() auth.Schemes {
 	env.Bearer = env.Bearer || s.Bearer
 	env.Basic = env.Basic || s.Basic
 	env.APIKey = env.APIKey || s.APIKey
+	env.JWT = s.JWT
+	env.Bearer = env.Bearer || s.JWT
 	return env
 }
 
@@ -154,6 +329,7 @@ func (h *CardHandler) Runtime(r *http.Request) card.Runtime {
 		Basic:             h.schemes.Basic,
 		APIKey:            h.schemes.APIKey,
 		APIKeyHeader:      h.schemes.APIKeyHeader,
+		BearerJWT:         h.schemes.JWT,
 		PushNotifications: h.PushNotifications,
 		ThinkingTypes:     h.ThinkingTypes,
 	}
@@ -172,7 +348,11 @@ func (h *CardHandler) rendered(r *http.Request) (*card.Rendered, error) {
 	if c, ok := rc.m[rt.BaseURL]; ok {
 		return c, nil
 	}
-	c, err := card.Render(card.Build(&h.Config, rt))
+	built := card.Build(&h.Config, rt)
+	if err := h.SignCard(built); err != nil {
+		return nil, err
+	}
+	c, err := card.Render(built)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +365,13 @@ func (h *CardHandler) rendered(r *http.Request) (*card.Rendered, error) {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.jwks != nil && r.URL.Path == h.JWKSPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		hdr := w.Header()
+		hdr.Set("Content-Type", "application/jwk-set+json")
+		hdr.Set("Cache-Control", h.cacheControl)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(h.jwks))
+		return nil
+	}
 	if r.URL.Path != CardPath && r.URL.Path != LegacyCardPath {
 		return next.ServeHTTP(w, r)
 	}

@@ -86,6 +86,9 @@ type Config struct {
 	Realm string `json:"realm,omitempty"`
 	// NoEnv disables the IACCODE_A2A_* environment defaults.
 	NoEnv bool `json:"no_env,omitempty"`
+	// JWT, when set, also accepts bearer tokens that are valid JWTs; the
+	// principal is the token's `sub` claim. See JWT.
+	JWT *JWT `json:"jwt,omitempty"`
 }
 
 // Schemes says which schemes are enabled.
@@ -98,6 +101,8 @@ type Schemes struct {
 	APIKey bool
 	// APIKeyHeader is the API key header name in effect.
 	APIKeyHeader string
+	// JWT is true when bearer JWTs are accepted (Bearer is then true too).
+	JWT bool
 }
 
 // Any reports whether any scheme is enabled.
@@ -149,7 +154,8 @@ func (c Config) Schemes(getenv func(string) string) Schemes {
 	if s.APIKeyHeader == "" {
 		s.APIKeyHeader = DefaultAPIKeyHeader
 	}
-	s.Bearer = c.Token != ""
+	s.JWT = c.JWT != nil
+	s.Bearer = c.Token != "" || s.JWT
 	s.Basic = c.Basic != nil
 	s.APIKey = c.APIKey != ""
 	for _, p := range c.Principals {
@@ -180,6 +186,7 @@ type Authenticator struct {
 	realm      string
 	schemes    Schemes
 	principals []string
+	jwt        *jwtValidator
 }
 
 // fakeBcrypt is compared against for unknown users so they cost the same
@@ -306,10 +313,18 @@ func New(cfg Config, opts Options) (*Authenticator, []string, error) {
 		}
 		a.principals = append(a.principals, p.Name)
 	}
+	if cfg.JWT != nil {
+		v, jwarns, err := newJWTValidator(cfg.JWT, resolve)
+		warns = append(warns, jwarns...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		a.jwt = v
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, warns, err
 	}
-	a.schemes = Schemes{Bearer: len(a.tokens) > 0, Basic: len(a.users) > 0, APIKey: len(a.keys) > 0, APIKeyHeader: a.header}
+	a.schemes = Schemes{Bearer: len(a.tokens) > 0 || a.jwt != nil, Basic: len(a.users) > 0, APIKey: len(a.keys) > 0, APIKeyHeader: a.header, JWT: a.jwt != nil}
 	return a, warns, nil
 }
 
@@ -446,7 +461,13 @@ func (a *Authenticator) Authenticate(r *http.Request) (string, bool) {
 	}
 	switch {
 	case strings.EqualFold(scheme, "Bearer") && a.schemes.Bearer:
-		return matchDigest(a.tokens, sha256.Sum256([]byte(cred)))
+		if p, ok := matchDigest(a.tokens, sha256.Sum256([]byte(cred))); ok {
+			return p, true
+		}
+		if a.jwt != nil {
+			return a.jwt.validate(r.Context(), cred)
+		}
+		return "", false
 	case strings.EqualFold(scheme, "Basic") && a.schemes.Basic:
 		raw, err := base64.StdEncoding.DecodeString(cred)
 		if err != nil {

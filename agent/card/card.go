@@ -26,6 +26,10 @@ const (
 	// ThinkingExposureExtension is advertised when thinking exposure is
 	// enabled; its params carry enabledTypes.
 	ThinkingExposureExtension = "urn:iac-code:a2a:thinking-exposure:v1"
+	// GatewayRuntimeExtension is declared only on the authenticated
+	// extended card (CARD-8); its params carry the gateway's runtime
+	// details (see RuntimeDetails).
+	GatewayRuntimeExtension = "urn:caddy-a2a:gateway-runtime:v1"
 	// DefaultNamespace is the default metadata namespace.
 	DefaultNamespace = "iac_code"
 	// DefaultVersion is the agent version used when none is configured.
@@ -147,6 +151,8 @@ type Runtime struct {
 	Bearer, Basic, APIKey bool
 	// APIKeyHeader is the API key header name. Default: X-API-Key.
 	APIKeyHeader string
+	// BearerJWT marks the bearer scheme as taking JWTs (bearerFormat JWT).
+	BearerJWT bool
 	// PushNotifications is capabilities.pushNotifications.
 	PushNotifications bool
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
@@ -450,7 +456,11 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 			})
 		}
 		if rt.Bearer {
-			c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}}
+			hs := &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}
+			if rt.BearerJWT {
+				hs.BearerFormat = "JWT"
+			}
+			c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: hs}
 			addReq(SchemeBearer)
 		}
 		if rt.Basic {

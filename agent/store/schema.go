@@ -76,6 +76,59 @@ CREATE TABLE contexts (
 	PRIMARY KEY (owner, id)
 );
 `,
+	// 2: push notification configs, the delivery outbox and dead letters
+	// (PUSH-1, PUSH-5). token and credentials hold values sealed by the
+	// push key ring, never plain secrets.
+	`
+CREATE TABLE push_configs (
+	task_id     TEXT    NOT NULL,
+	id          TEXT    NOT NULL,
+	owner       TEXT    NOT NULL,
+	url         TEXT    NOT NULL,
+	token       TEXT    NOT NULL,
+	auth_scheme TEXT    NOT NULL,
+	credentials TEXT    NOT NULL,
+	created_ms  INTEGER NOT NULL,
+	updated_ms  INTEGER NOT NULL,
+	PRIMARY KEY (task_id, id)
+) WITHOUT ROWID;
+
+CREATE TABLE push_jobs (
+	id          TEXT    NOT NULL PRIMARY KEY,
+	task_id     TEXT    NOT NULL,
+	config_id   TEXT    NOT NULL,
+	owner       TEXT    NOT NULL,
+	url         TEXT    NOT NULL,
+	token       TEXT    NOT NULL,
+	auth_scheme TEXT    NOT NULL,
+	credentials TEXT    NOT NULL,
+	payload     TEXT    NOT NULL,
+	attempts    INTEGER NOT NULL,
+	due_ms      INTEGER NOT NULL,
+	lease_until INTEGER NOT NULL,
+	last_error  TEXT    NOT NULL,
+	created_ms  INTEGER NOT NULL
+);
+CREATE INDEX push_jobs_due ON push_jobs (due_ms);
+CREATE INDEX push_jobs_config ON push_jobs (task_id, config_id);
+
+CREATE TABLE push_dead (
+	id          TEXT    NOT NULL PRIMARY KEY,
+	task_id     TEXT    NOT NULL,
+	config_id   TEXT    NOT NULL,
+	owner       TEXT    NOT NULL,
+	url         TEXT    NOT NULL,
+	token       TEXT    NOT NULL,
+	auth_scheme TEXT    NOT NULL,
+	credentials TEXT    NOT NULL,
+	payload     TEXT    NOT NULL,
+	attempts    INTEGER NOT NULL,
+	reason      TEXT    NOT NULL,
+	created_ms  INTEGER NOT NULL,
+	dead_ms     INTEGER NOT NULL
+);
+CREATE INDEX push_dead_ts ON push_dead (dead_ms, id);
+`,
 }
 
 // schemaVersion is the version a fully migrated database has.

@@ -23,6 +23,7 @@ const (
 	opPutTask opKind = iota
 	opPutContext
 	opFailInterrupted
+	opFunc // run fn inside the write transaction (push outbox operations)
 )
 
 // writeReq is one write waiting for the writer goroutine. Callers encode
@@ -43,6 +44,14 @@ type writeReq struct {
 	// opFailInterrupted
 	msg string
 	now time.Time
+
+	// opPutTask with push jobs: the StreamResponse JSON of the state change;
+	// one job per push config of the task is inserted in the same
+	// transaction (PUSH-5). nil: no jobs.
+	payload []byte
+
+	// opFunc
+	fn func(w *writer, nowMS int64) (int, error)
 
 	done chan writeResult // buffered (1): the writer never blocks on it
 }
@@ -81,6 +90,8 @@ type writer struct {
 	selInterrupted, updFailed *sql.Stmt
 
 	results []writeResult
+
+	cached map[string]*sql.Stmt // statements prepared on first use (push.go)
 
 	// Counters for tests and benchmarks.
 	nBatches  atomic.Int64 // transactions committed or attempted for a batch
@@ -142,6 +153,10 @@ ON CONFLICT (owner, id) DO UPDATE SET
 
 func (w *writer) closeStmts() error {
 	var errs []error
+	for _, st := range w.cached {
+		errs = append(errs, st.Close())
+	}
+	w.cached = nil
 	for _, st := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.putTask, w.putContext, w.selInterrupted, w.updFailed} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -275,6 +290,13 @@ func (w *writer) apply(r *writeReq, nowMS int64) (int, error) {
 		if n == 0 {
 			return 0, ErrNotFound // the id belongs to another owner
 		}
+		if r.payload != nil {
+			jobs, err := w.insertJobs(r.id, r.owner, r.payload, nowMS)
+			if err != nil {
+				return 0, err
+			}
+			return 1 + jobs, nil // PutTaskWithJobs reports n-1 jobs
+		}
 		return 1, nil
 	case opPutContext:
 		var state any
@@ -289,6 +311,8 @@ func (w *writer) apply(r *writeReq, nowMS int64) (int, error) {
 		return 1, nil
 	case opFailInterrupted:
 		return w.failInterrupted(r.msg, r.now, nowMS)
+	case opFunc:
+		return r.fn(w, nowMS)
 	}
 	return 0, fmt.Errorf("unknown write kind %d", r.kind)
 }
@@ -349,6 +373,9 @@ func (w *writer) failInterrupted(msg string, now time.Time, nowMS int64) (int, e
 		if _, err := w.updFailed.Exec(string(a2a.TaskStateFailed), statusMS, string(body), nowMS, r.id); err != nil {
 			return 0, fmt.Errorf("failing task %q: %w", r.id, err)
 		}
+		if err := w.notifyFailed(r.id, r.contextID, st, nowMS); err != nil {
+			return 0, err
+		}
 	}
 	return len(found), nil
 }
@@ -403,14 +430,21 @@ func (s *SQLite) submit(ctx context.Context, r *writeReq) (int, error) {
 // the id belongs to another owner, whose task is left untouched. The write
 // is durable (per SQLiteOptions.Durability) when PutTask returns nil.
 func (s *SQLite) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
+	_, err := s.putTask(ctx, owner, t, nil)
+	return err
+}
+
+// putTask is PutTask; a non-nil payload also queues one push job per
+// config of the task in the same transaction (the count is n-1).
+func (s *SQLite) putTask(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
 	if t == nil {
-		return errors.New("writing task: nil task")
+		return 0, errors.New("writing task: nil task")
 	}
 	if t.ID == "" {
-		return errors.New("writing task: empty task id")
+		return 0, errors.New("writing task: empty task id")
 	}
 	if s.closed.Load() {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	var statusMS int64
 	if t.Status.Timestamp == "" {
@@ -418,7 +452,7 @@ func (s *SQLite) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	} else {
 		ts, err := a2a.ParseTimestamp(t.Status.Timestamp)
 		if err != nil {
-			return fmt.Errorf("writing task %q: invalid status timestamp: %w", t.ID, err)
+			return 0, fmt.Errorf("writing task %q: invalid status timestamp: %w", t.ID, err)
 		}
 		statusMS = ts.UnixMilli()
 	}
@@ -426,21 +460,21 @@ func (s *SQLite) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	noArts.Artifacts = nil
 	body, err := json.Marshal(&noArts)
 	if err != nil {
-		return fmt.Errorf("encoding task %q: %w", t.ID, err)
+		return 0, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
 	var arts any
 	if len(t.Artifacts) > 0 {
 		a, err := json.Marshal(t.Artifacts)
 		if err != nil {
-			return fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
+			return 0, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}
 		arts = string(a)
 	}
 	r := getReq(ctx, opPutTask)
 	r.id, r.owner, r.contextID, r.state = t.ID, owner, t.ContextID, string(t.Status.State)
 	r.statusTS, r.body, r.artifacts = statusMS, string(body), arts
-	_, err = s.submit(ctx, r)
-	return err
+	r.payload = payload
+	return s.submit(ctx, r)
 }
 
 // PutContext inserts or replaces the context record (c.Owner, c.ID).

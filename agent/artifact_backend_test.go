@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Tests of TURN-7 (artifact payloads and inline parts) and of the message
+// event (Appendix A) through a scripted backend.
+
+type artScript struct {
+	events func(req *TurnRequest) []Event
+	err    error
+}
+
+func (b artScript) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+	for _, ev := range b.events(req) {
+		if err := emit(ev); err != nil {
+			return err
+		}
+	}
+	return b.err
+}
+
+func artifactEnv(t *testing.T, urls string, events func(*TurnRequest) []Event) (*testEnv, string) {
+	t.Helper()
+	dir := t.TempDir()
+	e := newTestEnv(t, Config{Backend: artScript{events: events}, ArtifactDir: dir, ArtifactURLs: urls, MaxArtifactBytes: 16})
+	return e, dir
+}
+
+func TestArtifactPayloadLimit(t *testing.T) {
+	for _, n := range []int{15, 16, 17} {
+		for _, enc := range []string{"text", "base64"} {
+			payload := strings.Repeat("z", n)
+			e, dir := artifactEnv(t, "", func(*TurnRequest) []Event {
+				ev := Event{V: 1, Type: EventArtifact, ArtifactID: "a1", Name: "out", MediaType: "text/plain", Filename: "out.txt"}
+				if enc == "text" {
+					ev.Text = payload
+				} else {
+					ev.Base64 = base64.StdEncoding.EncodeToString([]byte(payload))
+				}
+				return []Event{ev, {V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "done"}}
+			})
+			task := e.send("", sendReq(msg("go")))
+			if n > 16 {
+				if task.Status.State != a2a.TaskStateFailed || len(task.Artifacts) != 0 {
+					t.Errorf("%s payload of %d bytes (limit 16): %s with %d artifacts", enc, n, task.Status.State, len(task.Artifacts))
+				}
+				continue
+			}
+			if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+				t.Fatalf("%s payload of %d bytes: %s %v", enc, n, task.Status.State, task.Artifacts)
+			}
+			art := task.Artifacts[0]
+			sum := sha256.Sum256([]byte(payload))
+			sha := hex.EncodeToString(sum[:])
+			md, _ := art.Metadata["iac_code"].(map[string]any)
+			if md["sha256"] != sha || md["mediaType"] != "text/plain" || md["byteSize"] != float64(n) {
+				t.Errorf("metadata = %v", md)
+			}
+			p := filepath.Join(dir, sha[:2], sha)
+			fi, err := os.Stat(p)
+			if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != int64(n) {
+				t.Fatalf("stored payload: %v %v", fi, err)
+			}
+			if u := art.Parts[0].URL; !strings.HasSuffix(u, "/artifacts/"+task.ID+"/a1") || !strings.HasPrefix(u, "http://127.0.0.1:") {
+				t.Errorf("url = %q", u)
+			}
+			if b, _ := json.Marshal(task); strings.Contains(string(b), payload) {
+				t.Error("payload bytes repeated in the task")
+			}
+		}
+	}
+}
+
+func TestArtifactFileURLsAndAppend(t *testing.T) {
+	e, dir := artifactEnv(t, "file", func(*TurnRequest) []Event {
+		return []Event{
+			{V: 1, Type: EventArtifact, ArtifactID: "log", MediaType: "text/plain", Text: "one,"},
+			{V: 1, Type: EventArtifact, ArtifactID: "log", MediaType: "text/plain", Text: "two", Append: true, LastChunk: true},
+			{V: 1, Type: EventArtifact, ArtifactID: "inline", Parts: json.RawMessage(`[{"text":"t"},{"url":"https://example.com/x"}]`)},
+		}
+	})
+	task := e.send("", sendReq(msg("go")))
+	if task.Status.State != a2a.TaskStateInputRequired || len(task.Artifacts) != 2 {
+		t.Fatalf("%s %v", task.Status.State, task.Artifacts)
+	}
+	sum := sha256.Sum256([]byte("one,two"))
+	sha := hex.EncodeToString(sum[:])
+	if u := task.Artifacts[0].Parts[0].URL; u != "file://"+filepath.Join(dir, sha[:2], sha) || len(task.Artifacts[0].Parts) != 1 {
+		t.Errorf("appended artifact = %v", task.Artifacts[0])
+	}
+	if len(task.Artifacts[1].Parts) != 2 {
+		t.Errorf("inline artifact = %v", task.Artifacts[1])
+	}
+}
+
+func TestArtifactBadEventsFailTurn(t *testing.T) {
+	for name, ev := range map[string]Event{
+		"raw inline part":  {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"raw":"AAAA"}]`)},
+		"relative url":     {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"url":"../x"}]`)},
+		"bad id":           {V: 1, Type: EventArtifact, ArtifactID: "../../etc", Text: "x", MediaType: "text/plain"},
+		"no media type":    {V: 1, Type: EventArtifact, Base64: "AAAA"},
+		"bad base64":       {V: 1, Type: EventArtifact, Base64: "!!", MediaType: "image/png"},
+		"invalid data":     {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"data":1,"text":"x"}]`)},
+		"empty message":    {V: 1, Type: EventMessage},
+		"message raw part": {V: 1, Type: EventMessage, Text: "x", Parts: json.RawMessage(`[{"raw":"AA=="}]`)},
+	} {
+		e, _ := artifactEnv(t, "", func(*TurnRequest) []Event { return []Event{ev} })
+		task := e.send("", sendReq(msg("go")))
+		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "correlation id") {
+			t.Errorf("%s: %s %q", name, task.Status.State, statusText(task))
+		}
+	}
+}
+
+func TestMessageEventDirectReply(t *testing.T) {
+	e, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
+		return []Event{{V: 1, Type: EventUsage, TotalTokens: 3}, {V: 1, Type: EventMessage, Text: "Just this."}, {V: 1, Type: EventEnd, Outcome: OutcomeInputRequired}}
+	})
+	raw := e.sendRaw("", sendReq(msg("hi")))
+	var res a2a.SendMessageResponse
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Task != nil || res.Message == nil || messageText(*res.Message) != "Just this." || res.Message.ContextID == "" || res.Message.TaskID != "" || res.Message.Role != a2a.RoleAgent {
+		t.Fatalf("reply = %s", raw)
+	}
+	// The task behind it is stored COMPLETED with the message.
+	list := e.call("", a2a.MethodListTasks, map[string]any{"contextId": res.Message.ContextID})
+	if !strings.Contains(string(list.Result), "TASK_STATE_COMPLETED") || !strings.Contains(string(list.Result), "Just this.") {
+		t.Errorf("stored task: %s", list.Result)
+	}
+
+	// Content after a message event breaks the protocol: the turn fails.
+	e2, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
+		return []Event{{V: 1, Type: EventMessage, Text: "a"}, {V: 1, Type: EventText, Text: "b"}}
+	})
+	task := e2.send("", sendReq(msg("hi")))
+	if task.Status.State != a2a.TaskStateFailed {
+		t.Errorf("content after message: %s", task.Status.State)
+	}
+	// A message event after text is an ordinary chunk.
+	e3, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
+		return []Event{{V: 1, Type: EventText, Text: "a"}, {V: 1, Type: EventMessage, Text: "b"}}
+	})
+	task = e3.send("", sendReq(msg("hi")))
+	if task.Status.State != a2a.TaskStateInputRequired || statusText(task) != "ab" {
+		t.Errorf("late message event: %s %q", task.Status.State, statusText(task))
+	}
+}
+
+func TestTurnErrorKinds(t *testing.T) {
+	for kind, want := range map[string]a2a.TaskState{ErrorKindTransient: a2a.TaskStateInputRequired, ErrorKindAuth: a2a.TaskStateFailed, ErrorKindInternal: a2a.TaskStateFailed} {
+		e := newTestEnv(t, Config{Backend: artScript{events: func(*TurnRequest) []Event { return nil }, err: &TurnError{Kind: kind, Err: os.ErrDeadlineExceeded}}})
+		task := e.send("", sendReq(msg("x")))
+		if task.Status.State != want {
+			t.Errorf("%s: %s", kind, task.Status.State)
+		}
+	}
+	_ = time.Second
+}

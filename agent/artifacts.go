@@ -1,0 +1,228 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Artifact payloads (TURN-7) are stored content-addressed under
+// Config.ArtifactDir as <dir>/<sha256[:2]>/<sha256>, mode 0600. The task
+// records the artifact as a url part with metadata.<ns>.{mediaType,
+// byteSize, sha256}; the HTTP route /artifacts/{taskId}/{artifactId} finds
+// the bytes through that sha256.
+
+// storedArtifact is a payload artifact stored during the current turn.
+type storedArtifact struct {
+	sha       string
+	size      int64
+	mediaType string
+	filename  string
+}
+
+var (
+	artifactIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	sha256Re     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// artifactPath returns where the payload with this hex sha256 lives.
+func artifactPath(dir, sha string) string {
+	return filepath.Join(dir, sha[:2], sha)
+}
+
+// putArtifact stores b content-addressed under dir and returns its sha256.
+func putArtifact(dir string, b []byte) (string, error) {
+	sum := sha256.Sum256(b)
+	sha := hex.EncodeToString(sum[:])
+	p := artifactPath(dir, sha)
+	if fi, err := os.Stat(p); err == nil && fi.Size() == int64(len(b)) {
+		return sha, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", errors.New("creating the artifact directory failed")
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return "", errors.New("creating an artifact file failed")
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if werr != nil || cerr != nil {
+		_ = os.Remove(tmp)
+		return "", errors.New("writing an artifact file failed")
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		_ = os.Remove(tmp)
+		return "", errors.New("writing an artifact file failed")
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		_ = os.Remove(tmp)
+		return "", errors.New("writing an artifact file failed")
+	}
+	return sha, nil
+}
+
+// payloadBytes decodes the payload of an artifact event, refusing anything
+// over max before decoding it.
+func payloadBytes(ev Event, max int64) ([]byte, error) {
+	switch {
+	case ev.Base64 != "":
+		if int64(base64.StdEncoding.DecodedLen(len(ev.Base64))) > max+2 {
+			return nil, fmt.Errorf("artifact payload exceeds %d bytes", max)
+		}
+		b, err := base64.StdEncoding.DecodeString(ev.Base64)
+		if err != nil {
+			return nil, errors.New("artifact base64 is invalid")
+		}
+		if int64(len(b)) > max {
+			return nil, fmt.Errorf("artifact payload exceeds %d bytes", max)
+		}
+		return b, nil
+	default:
+		if int64(len(ev.Text)) > max {
+			return nil, fmt.Errorf("artifact payload exceeds %d bytes", max)
+		}
+		return []byte(ev.Text), nil
+	}
+}
+
+// storePayload stores the payload of an artifact event (appending to the
+// artifact's earlier payload of this turn when ev.Append) and returns the
+// url part and metadata that record it on the task.
+func (s *Service) storePayload(r *run, ts *turnState, id string, ev Event) (a2a.Part, map[string]any, error) {
+	if s.cfg.ArtifactDir == "" {
+		return a2a.Part{}, nil, errors.New("artifact payloads need an artifact directory")
+	}
+	if ev.MediaType == "" {
+		return a2a.Part{}, nil, errors.New("artifact payload without mediaType")
+	}
+	b, err := payloadBytes(ev, s.cfg.MaxArtifactBytes)
+	if err != nil {
+		return a2a.Part{}, nil, err
+	}
+	prev, hasPrev := ts.stored[id]
+	if ev.Append && hasPrev {
+		if prev.size+int64(len(b)) > s.cfg.MaxArtifactBytes {
+			return a2a.Part{}, nil, fmt.Errorf("artifact payload exceeds %d bytes", s.cfg.MaxArtifactBytes)
+		}
+		old, err := os.ReadFile(artifactPath(s.cfg.ArtifactDir, prev.sha))
+		if err != nil {
+			return a2a.Part{}, nil, errors.New("reading an artifact file failed")
+		}
+		b = append(old, b...)
+	}
+	sha, err := putArtifact(s.cfg.ArtifactDir, b)
+	if err != nil {
+		return a2a.Part{}, nil, err
+	}
+	sa := storedArtifact{sha: sha, size: int64(len(b)), mediaType: mediaBase(ev.MediaType), filename: safeFilename(ev.Filename)}
+	if sa.filename == "" && hasPrev {
+		sa.filename = prev.filename
+	}
+	if ts.stored == nil {
+		ts.stored = map[string]storedArtifact{}
+	}
+	ts.stored[id] = sa
+	snap := r.snapshot()
+	var link string
+	if s.cfg.ArtifactURLs == "file" {
+		link = (&url.URL{Scheme: "file", Path: artifactPath(s.cfg.ArtifactDir, sha)}).String()
+	} else {
+		link = strings.TrimSuffix(ts.baseURL, "/") + "/artifacts/" + url.PathEscape(snap.ID) + "/" + url.PathEscape(id)
+	}
+	md := map[string]any{"mediaType": sa.mediaType, "byteSize": sa.size, "sha256": sha}
+	part := a2a.Part{URL: link, MediaType: sa.mediaType, Filename: sa.filename}
+	return part, map[string]any{s.cfg.Namespace: md}, nil
+}
+
+// serveArtifact answers GET/HEAD /artifacts/{taskId}/{artifactId} for the
+// task's owner, with ETag (the sha256) and Range support.
+func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principal string) bool {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/artifacts/")
+	if !ok {
+		return false
+	}
+	notFound := func() {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Artifact not found"})
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method not allowed"})
+		return true
+	}
+	taskEsc, artEsc, ok := strings.Cut(rest, "/")
+	taskID, err1 := url.PathUnescape(taskEsc)
+	artID, err2 := url.PathUnescape(artEsc)
+	if !ok || err1 != nil || err2 != nil || checkID("id", taskID) != nil || !artifactIDRe.MatchString(artID) {
+		notFound()
+		return true
+	}
+	s := h.svc
+	t, err := s.loadTask(r.Context(), principal, taskID)
+	if err != nil {
+		notFound()
+		return true
+	}
+	var sha, mediaType, filename string
+	for _, a := range t.Artifacts {
+		if a.ArtifactID != artID {
+			continue
+		}
+		md, _ := a.Metadata[s.cfg.Namespace].(map[string]any)
+		sha, _ = md["sha256"].(string)
+		mediaType, _ = md["mediaType"].(string)
+		for _, p := range a.Parts {
+			if p.Filename != "" {
+				filename = p.Filename
+			}
+		}
+	}
+	if !sha256Re.MatchString(sha) || s.cfg.ArtifactDir == "" {
+		notFound()
+		return true
+	}
+	f, err := os.Open(artifactPath(s.cfg.ArtifactDir, sha))
+	if err != nil {
+		notFound()
+		return true
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		notFound()
+		return true
+	}
+	if mediaType == "" {
+		mediaType = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Etag", strconv.Quote(sha))
+	w.Header().Set("Cache-Control", "private, max-age=0, must-revalidate")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if filename != "" {
+		w.Header().Set("Content-Disposition", "attachment; filename="+strconv.Quote(filename))
+	}
+	http.ServeContent(w, r, "", fi.ModTime(), io.NewSectionReader(f, 0, fi.Size()))
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,6 @@
+// Package backends holds the turn backends that front real agents: Exec
+// runs a local program, HTTP posts to an upstream service, and OpenAI talks
+// to an OpenAI-compatible chat-completions server. Exec and HTTP speak the
+// turn-event protocol v1 (NDJSON; see docs/turn-event-v1.schema.json).
+// The package imports nothing from Caddy.
+package backends

@@ -1,0 +1,484 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+)
+
+// Exec modes and output formats.
+const (
+	ModePerTurn    = "per_turn"
+	ModePerContext = "per_context"
+	FormatNDJSON   = "ndjson"
+	FormatText     = "text"
+)
+
+// DefaultGracePeriod is how long a canceled process gets before SIGTERM,
+// and again before SIGKILL.
+const DefaultGracePeriod = 5 * time.Second
+
+// Exec runs a local program per turn or per context (TURN-3). The program
+// is started from Argv without a shell, in the turn's workspace, in its own
+// process group, with a scrubbed environment (PATH, HOME, LANG, TZ plus
+// Env). It reads turn request lines on stdin and writes turn-event lines
+// (or plain text lines with Format "text") on stdout; stderr goes to the
+// debug log, bounded. Processes are always reaped; on cancel or timeout the
+// whole process group is terminated.
+type Exec struct {
+	// Argv is the program and its arguments. Required.
+	Argv []string
+	// Env adds environment variables to the scrubbed environment.
+	Env map[string]string
+	// Mode is per_turn (a process per turn; default) or per_context (one
+	// long-lived process per context, closed when the context is evicted).
+	Mode string
+	// Format is ndjson (turn-event protocol; default) or text (every stdout
+	// line is assistant text; per_turn only).
+	Format string
+	// Timeout bounds one turn; 0 means no limit. A timed-out turn ends as a
+	// transient failure.
+	Timeout time.Duration
+	// GracePeriod is how long a canceled process may take to answer (per
+	// context: with an end event) before SIGTERM, and between SIGTERM and
+	// SIGKILL. Default 5s.
+	GracePeriod time.Duration
+	// MaxLineBytes bounds one stdout line. Default 16 MiB.
+	MaxLineBytes int
+	// MaxOutputBytes bounds the stdout of one turn. Default 64 MiB.
+	MaxOutputBytes int64
+	// MaxStderrBytes bounds how much stderr is logged per process (the rest
+	// is read and dropped). Default 64 KiB.
+	MaxStderrBytes int
+	// Logger receives stderr lines (debug) and process problems.
+	Logger *zap.Logger
+}
+
+// Validate checks the configuration.
+func (e *Exec) Validate() error {
+	if len(e.Argv) == 0 || e.Argv[0] == "" {
+		return errors.New("exec: a command is required")
+	}
+	switch e.Mode {
+	case "", ModePerTurn, ModePerContext:
+	default:
+		return fmt.Errorf("exec: mode must be per_turn or per_context, not %q", e.Mode)
+	}
+	switch e.Format {
+	case "", FormatNDJSON:
+	case FormatText:
+		if e.Mode == ModePerContext {
+			return errors.New("exec: format text needs mode per_turn (a text stream has no end of turn)")
+		}
+	default:
+		return fmt.Errorf("exec: format must be ndjson or text, not %q", e.Format)
+	}
+	if e.Timeout < 0 || e.GracePeriod < 0 || e.MaxLineBytes < 0 || e.MaxOutputBytes < 0 || e.MaxStderrBytes < 0 {
+		return errors.New("exec: durations and limits must not be negative")
+	}
+	return nil
+}
+
+func (e *Exec) grace() time.Duration {
+	if e.GracePeriod <= 0 {
+		return DefaultGracePeriod
+	}
+	return e.GracePeriod
+}
+
+func (e *Exec) logger() *zap.Logger {
+	if e.Logger == nil {
+		return zap.NewNop()
+	}
+	return e.Logger
+}
+
+func (e *Exec) maxOutput() int64 {
+	if e.MaxOutputBytes <= 0 {
+		return DefaultMaxOutputBytes
+	}
+	return e.MaxOutputBytes
+}
+
+// environ builds the scrubbed environment.
+func (e *Exec) environ() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, override := e.Env[k]; !override {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	for k, v := range e.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// proc is one running program.
+type proc struct {
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  io.WriteCloser
+	lines  chan lineMsg
+	exited chan struct{} // closed once the process is reaped
+	gone   chan struct{} // closed when the proc is discarded (stops readers)
+	cwd    string
+	once   sync.Once
+}
+
+type lineMsg struct {
+	b   []byte
+	err error
+}
+
+// PGID returns the process group of the session's process, or 0. For tests
+// and diagnostics.
+func PGID(s *agent.Session) int {
+	if s == nil {
+		return 0
+	}
+	if p, ok := s.Value.(*proc); ok {
+		return p.pgid
+	}
+	return 0
+}
+
+func (e *Exec) start(cwd string) (*proc, error) {
+	cmd := exec.Command(e.Argv[0], e.Argv[1:]...)
+	cmd.Dir = cwd
+	cmd.Env = e.environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		// The error names the program, not the workspace.
+		return nil, fmt.Errorf("exec: starting %s failed", e.Argv[0])
+	}
+	outW.Close()
+	errW.Close()
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, lines: make(chan lineMsg), exited: make(chan struct{}), gone: make(chan struct{}), cwd: cwd}
+	go func() {
+		err := cmd.Wait()
+		// Reap done; take down anything the program left in its group.
+		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		if err != nil {
+			e.logger().Debug("agent process exited", zap.Int("pid", p.pgid), zap.String("status", err.Error()))
+		}
+		close(p.exited)
+	}()
+	go e.readStdout(p, outR)
+	go e.logStderr(p, errR)
+	return p, nil
+}
+
+func (e *Exec) readStdout(p *proc, r *os.File) {
+	defer r.Close()
+	lr := newLineReader(r, e.MaxLineBytes, 1<<62)
+	for {
+		b, err := lr.next()
+		select {
+		case p.lines <- lineMsg{b: b, err: err}:
+		case <-p.gone:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (e *Exec) logStderr(p *proc, r *os.File) {
+	defer r.Close()
+	max := e.MaxStderrBytes
+	if max <= 0 {
+		max = 64 << 10
+	}
+	lr := newLineReader(r, 4<<10, 1<<62)
+	logged := 0
+	log := e.logger()
+	for {
+		b, err := lr.next()
+		if errors.Is(err, errLineTooLong) {
+			continue // keep draining
+		}
+		if err != nil {
+			return
+		}
+		if logged < max {
+			logged += len(b)
+			if ce := log.Check(zap.DebugLevel, "agent stderr"); ce != nil {
+				ce.Write(zap.Int("pid", p.pgid), zap.ByteString("line", b))
+			}
+		}
+	}
+}
+
+// terminate stops the process group: SIGTERM, then SIGKILL after the grace
+// period; it returns once the process is reaped.
+func (e *Exec) terminate(p *proc) {
+	p.once.Do(func() { close(p.gone) })
+	_ = p.stdin.Close()
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	t := time.NewTimer(e.grace())
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+// RunTurn implements agent.Backend.
+func (e *Exec) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+	perContext := e.Mode == ModePerContext
+	var p *proc
+	if perContext {
+		if old, ok := req.Session.Value.(*proc); ok {
+			select {
+			case <-old.exited:
+				e.terminate(old) // died between turns; start afresh
+			default:
+				if old.cwd == req.Cwd {
+					p = old
+				} else {
+					e.terminate(old)
+				}
+			}
+		}
+	}
+	if p == nil {
+		np, err := e.start(req.Cwd)
+		if err != nil {
+			return err
+		}
+		p = np
+		if perContext {
+			req.Session.Value = p
+		}
+	}
+	line, err := json.Marshal(req)
+	if err != nil {
+		e.terminate(p)
+		return fmt.Errorf("exec: encoding the turn request: %w", err)
+	}
+	if perContext {
+		if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+			e.terminate(p)
+			req.Session.Value = nil
+			return errors.New("exec: the agent process does not read its input")
+		}
+	} else {
+		// A program may ignore its stdin: write without blocking the turn.
+		go func() {
+			_, _ = p.stdin.Write(append(line, '\n'))
+			_ = p.stdin.Close()
+		}()
+		defer e.terminate(p) // reaps, and kills whatever is left
+	}
+	err = e.loop(ctx, p, req, emit, perContext)
+	if err != nil && perContext {
+		if alive := e.survives(p); !alive {
+			req.Session.Value = nil
+		}
+	}
+	return err
+}
+
+// survives reports whether a per-context process is still usable.
+func (e *Exec) survives(p *proc) bool {
+	select {
+	case <-p.gone:
+		return false
+	case <-p.exited:
+		e.terminate(p)
+		return false
+	default:
+		return true
+	}
+}
+
+// loop reads the events of one turn.
+func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit agent.Emit, perContext bool) error {
+	var timeout <-chan time.Time
+	if e.Timeout > 0 {
+		t := time.NewTimer(e.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var total int64
+	max := e.maxOutput()
+	sawEnd := false
+	for {
+		select {
+		case <-ctx.Done():
+			e.cancel(p, req.TaskID, perContext)
+			return ctx.Err()
+		case <-timeout:
+			e.cancel(p, req.TaskID, perContext)
+			return errKind(agent.ErrorKindTransient, fmt.Errorf("exec: turn timed out after %v", e.Timeout))
+		case m := <-p.lines:
+			if m.err != nil {
+				if errors.Is(m.err, io.EOF) {
+					return e.exitStatus(p, sawEnd)
+				}
+				e.terminate(p)
+				return fmt.Errorf("exec: reading agent output: %w", m.err)
+			}
+			total += int64(len(m.b)) + 1
+			if total > max {
+				e.terminate(p)
+				return errOutputTooLong
+			}
+			if e.Format == FormatText {
+				if err := emit(agent.Event{V: agent.EventVersion, Type: agent.EventText, Text: string(m.b) + "\n"}); err != nil {
+					if ctx.Err() != nil {
+						continue
+					}
+					e.terminate(p)
+					return err
+				}
+				continue
+			}
+			ev, ok, err := decodeEvent(m.b)
+			if err != nil {
+				e.terminate(p)
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := emit(ev); err != nil {
+				if ctx.Err() != nil {
+					continue // the cancel branch handles it
+				}
+				e.terminate(p)
+				return err
+			}
+			if ev.Type == agent.EventEnd {
+				sawEnd = true
+				if perContext {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// exitStatus waits for a process whose output ended and says how its turn
+// ended: exit 0 (or an end event) is fine, anything else an internal error.
+func (e *Exec) exitStatus(p *proc, sawEnd bool) error {
+	t := time.NewTimer(e.grace())
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		e.terminate(p)
+	}
+	e.terminate(p)
+	if sawEnd {
+		return nil
+	}
+	if st := p.cmd.ProcessState; st != nil && st.Success() {
+		return nil
+	}
+	code := -1
+	if st := p.cmd.ProcessState; st != nil {
+		code = st.ExitCode()
+	}
+	return fmt.Errorf("exec: the agent process exited with status %d", code)
+}
+
+// cancel stops the current turn: per context, a cancel line and up to the
+// grace period for the end event; then (or per turn at once) the process
+// group is terminated.
+func (e *Exec) cancel(p *proc, taskID string, perContext bool) {
+	if perContext {
+		line, _ := json.Marshal(map[string]any{"v": agent.EventVersion, "type": "cancel", "taskId": taskID})
+		if _, err := p.stdin.Write(append(line, '\n')); err == nil {
+			t := time.NewTimer(e.grace())
+			defer t.Stop()
+			for {
+				select {
+				case m := <-p.lines:
+					if m.err != nil {
+						e.terminate(p)
+						return
+					}
+					if ev, ok, err := decodeEvent(m.b); err == nil && ok && ev.Type == agent.EventEnd {
+						return // the process answered; it stays for the next turn
+					} else if err != nil {
+						e.terminate(p)
+						return
+					}
+				case <-t.C:
+					e.terminate(p)
+					return
+				}
+			}
+		}
+	}
+	e.terminate(p)
+}
+
+// CloseSession implements agent.SessionCloser: the context's process gets
+// EOF on stdin, then SIGTERM and SIGKILL after the grace periods.
+func (e *Exec) CloseSession(s *agent.Session) {
+	p, ok := s.Value.(*proc)
+	if !ok {
+		return
+	}
+	s.Value = nil
+	_ = p.stdin.Close()
+	t := time.NewTimer(e.grace())
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+	}
+	e.terminate(p)
+}
+
+var (
+	_ agent.Backend       = (*Exec)(nil)
+	_ agent.SessionCloser = (*Exec)(nil)
+)

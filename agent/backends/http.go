@@ -1,0 +1,212 @@
+package backends
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+)
+
+// HTTP posts each turn request to an upstream agent service and reads the
+// turn events from the response (TURN-4): NDJSON (any Content-Type but
+// text/event-stream) or SSE whose data lines hold the same objects.
+// Canceling the turn aborts the request. Upstream statuses map to turn
+// outcomes: 401/403 → auth failure; 408, 429 and 5xx, timeouts and
+// connection errors → transient; any other non-2xx → internal. The upstream
+// body of an error response is never read into an error.
+type HTTP struct {
+	// URL is the upstream endpoint (http or https). Required.
+	URL string
+	// Client sends the requests. Default: a client over
+	// http.DefaultTransport.
+	Client *http.Client
+	// Header is added to every request (e.g. an upstream credential).
+	Header http.Header
+	// Timeout bounds one turn (the whole exchange); 0 means no limit.
+	Timeout time.Duration
+	// MaxLineBytes bounds one event line (or one SSE event). Default 16 MiB.
+	MaxLineBytes int
+	// MaxOutputBytes bounds one response body. Default 64 MiB.
+	MaxOutputBytes int64
+}
+
+// Validate checks the configuration.
+func (h *HTTP) Validate() error {
+	u, err := url.Parse(h.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("http backend: url must be an absolute http(s) URL")
+	}
+	if u.User != nil {
+		return errors.New("http backend: url must not hold credentials; use a header")
+	}
+	if h.Timeout < 0 || h.MaxLineBytes < 0 || h.MaxOutputBytes < 0 {
+		return errors.New("http backend: durations and limits must not be negative")
+	}
+	return nil
+}
+
+// RunTurn implements agent.Backend.
+func (h *HTTP) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
+		defer cancel()
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("http backend: encoding the turn request: %w", err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	if err != nil {
+		return errors.New("http backend: building the request failed")
+	}
+	for k, vs := range h.Header {
+		for _, v := range vs {
+			hreq.Header.Add(k, v)
+		}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/x-ndjson, text/event-stream")
+	client := h.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		return classifyTransportErr(ctx, err)
+	}
+	defer resp.Body.Close()
+	if err := statusError(resp.StatusCode); err != nil {
+		return err
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	lr := newLineReader(resp.Body, h.MaxLineBytes, h.MaxOutputBytes)
+	if mt == "text/event-stream" {
+		return readSSE(ctx, lr, func(data []byte) (bool, error) {
+			ev, ok, err := decodeEvent(data)
+			if err != nil || !ok {
+				return false, err
+			}
+			if err := emit(ev); err != nil {
+				return false, err
+			}
+			return ev.Type == agent.EventEnd, nil
+		})
+	}
+	for {
+		line, err := lr.next()
+		if err != nil {
+			return streamEnd(ctx, err)
+		}
+		ev, ok, err := decodeEvent(line)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if err := emit(ev); err != nil {
+			return err
+		}
+		if ev.Type == agent.EventEnd {
+			return nil
+		}
+	}
+}
+
+// readSSE reads Server-Sent Events, handing the joined data lines of each
+// event to handle until it reports the end of the turn or the body ends.
+func readSSE(ctx context.Context, lr *lineReader, handle func([]byte) (bool, error)) error {
+	var data []byte
+	dispatch := func() (bool, error) {
+		if len(data) == 0 {
+			return false, nil
+		}
+		d := data
+		data = nil
+		return handle(d)
+	}
+	for {
+		line, err := lr.next()
+		if err != nil {
+			if done, herr := dispatch(); herr != nil || done {
+				return herr
+			}
+			return streamEnd(ctx, err)
+		}
+		if len(line) == 0 {
+			done, err := dispatch()
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			if len(data)+len(v) > lr.maxLine {
+				return errLineTooLong
+			}
+			data = append(data, v...)
+		}
+		// event:, id:, retry: and comments are ignored.
+	}
+}
+
+// streamEnd turns the error that ended a response body into the turn's
+// result: a clean EOF is the end of the turn (input_required).
+func streamEnd(ctx context.Context, err error) error {
+	if errors.Is(err, errLineTooLong) || errors.Is(err, errOutputTooLong) {
+		return err
+	}
+	if isEOF(err) {
+		return nil
+	}
+	return classifyTransportErr(ctx, err)
+}
+
+// statusError maps an upstream status to a sanitised turn error (TURN-8).
+func statusError(code int) error {
+	switch {
+	case code >= 200 && code < 300:
+		return nil
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return errKind(agent.ErrorKindAuth, fmt.Errorf("upstream answered %d", code))
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
+		return errKind(agent.ErrorKindTransient, fmt.Errorf("upstream answered %d", code))
+	default:
+		return fmt.Errorf("upstream answered %d", code)
+	}
+}
+
+// classifyTransportErr maps a request error: the turn's own cancel stays
+// a cancel; timeouts and network failures are transient.
+func classifyTransportErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ctx.Err()
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return errKind(agent.ErrorKindTransient, errors.New("upstream timed out"))
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // drop the URL (it may hold a path or query)
+	}
+	return errKind(agent.ErrorKindTransient, fmt.Errorf("upstream connection failed: %w", err))
+}
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+var _ agent.Backend = (*HTTP)(nil)

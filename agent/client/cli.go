@@ -1,0 +1,448 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Stdio is the terminal side of a command.
+type Stdio struct {
+	// In, Out and Err are stdin, stdout and stderr.
+	In       io.Reader
+	Out, Err io.Writer
+	// InTTY, OutTTY and ErrTTY say which of them are terminals.
+	InTTY, OutTTY, ErrTTY bool
+	// Color enables ANSI styling on a terminal.
+	Color bool
+	// Interrupt delivers Ctrl-C (may be nil).
+	Interrupt <-chan os.Signal
+}
+
+// Common are the options shared by every network command.
+type Common struct {
+	// Target is the agent URL (base URL or card URL).
+	Target string
+	// Options configure the client.
+	Options
+	// JSON selects machine output (NDJSON for streams, one JSON line otherwise).
+	JSON bool
+	// Timeout bounds the whole command (0: none).
+	Timeout time.Duration
+	// VerifyKeys are PEM public key files that must verify the card signature.
+	VerifyKeys []string
+	// JWKS is a JWKS URL or file whose keys must verify the card signature.
+	JWKS string
+	// Namespace is the gateway metadata namespace (default iac_code).
+	Namespace string
+}
+
+func (c Common) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.Timeout > 0 {
+		return context.WithTimeout(ctx, c.Timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// connect discovers the card, verifies it when keys are given and selects
+// the interface.
+func (c Common) connect(ctx context.Context) (*Client, error) {
+	card, raw, err := FetchCard(ctx, c.Target, c.Options)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.VerifyKeys) > 0 || c.JWKS != "" {
+		if err := VerifyCard(ctx, raw, card, c.VerifyKeys, c.JWKS, c.Options); err != nil {
+			return nil, err
+		}
+	}
+	return New(card, raw, c.Options)
+}
+
+func (c Common) mode(io Stdio) Mode {
+	switch {
+	case c.JSON:
+		return ModeJSON
+	case io.OutTTY && io.ErrTTY:
+		return ModeTTY
+	}
+	return ModePlain
+}
+
+// CallOptions are the options of `caddy a2a call`.
+type CallOptions struct {
+	Common
+	// Message is the user message; Text "" with ReadStdin reads it from In.
+	Message MessageInput
+	// ReadStdin reads the message text from stdin when Text is empty.
+	ReadStdin bool
+	// NoStream uses SendMessage instead of SendStreamingMessage.
+	NoStream bool
+	// CancelOnInterrupt cancels the task on Ctrl-C without asking.
+	CancelOnInterrupt bool
+	// HistoryLength is sent in the configuration when >= 0.
+	HistoryLength int
+}
+
+// Call sends a message and renders the answer (CLI-1). The returned error
+// carries the exit code (CLI-2); nil means success, including input-required.
+func Call(ctx context.Context, o CallOptions, sio Stdio) error {
+	if o.Message.Text == "" && o.ReadStdin {
+		if sio.InTTY {
+			if len(o.Message.Files) == 0 && o.Message.Data == "" {
+				return Usagef("no message: give MESSAGE as an argument or pipe it on stdin")
+			}
+		} else if sio.In != nil {
+			t, err := ReadMessage(sio.In)
+			if err != nil {
+				return err
+			}
+			o.Message.Text = t
+		}
+	}
+	if o.Message.Namespace == "" {
+		o.Message.Namespace = o.Namespace
+	}
+	msg, err := BuildMessage(o.Message)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	req := &a2a.SendMessageRequest{Message: msg}
+	if o.HistoryLength >= 0 {
+		h := int32(o.HistoryLength)
+		req.Configuration = &a2a.SendMessageConfiguration{HistoryLength: &h}
+	}
+	r := NewRenderer(sio.Out, sio.Err, o.mode(sio), o.Namespace, sio.Color)
+	if o.NoStream || !cl.Streaming() {
+		r.Start()
+		resp, err := cl.SendMessage(ctx, req)
+		if err != nil {
+			r.Stop()
+			return err
+		}
+		ev := a2a.StreamResponse{Task: resp.Task, Message: resp.Message}
+		if err := r.Event(ev); err != nil {
+			r.Stop()
+			return transportErr("writing output", err)
+		}
+		if resp.Task != nil && r.mode != ModeJSON && r.streamed[resp.Task.ID] == "" && len(resp.Task.Artifacts) == 0 {
+			// No status text: show the agent's last message from the history.
+			for i := len(resp.Task.History) - 1; i >= 0; i-- {
+				if h := resp.Task.History[i]; h.Role == a2a.RoleAgent {
+					r.mu.Lock()
+					r.text(textOf(h.Parts))
+					r.mu.Unlock()
+					break
+				}
+			}
+		}
+		r.Finish()
+		return outcome(r, o.Target)
+	}
+	return stream(ctx, cl, o.Common, r, sio, o.CancelOnInterrupt, func(sctx context.Context, fn func(a2a.StreamResponse) error) error {
+		return cl.SendStreamingMessage(sctx, req, fn)
+	})
+}
+
+// stream runs a streaming operation, handling Ctrl-C.
+func stream(ctx context.Context, cl *Client, o Common, r *Renderer, sio Stdio, cancelOnInterrupt bool, run func(context.Context, func(a2a.StreamResponse) error) error) error {
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	interrupted := make(chan struct{})
+	finished := make(chan struct{})
+	defer close(finished)
+	if sio.Interrupt != nil {
+		go func() {
+			select {
+			case <-sio.Interrupt:
+				close(interrupted)
+				stop()
+			case <-finished:
+			}
+		}()
+	}
+	r.Start()
+	err := run(sctx, r.Event)
+	select {
+	case <-interrupted:
+		r.Finish()
+		return onInterrupt(ctx, cl, o, r, sio, cancelOnInterrupt)
+	default:
+	}
+	if err != nil {
+		r.Stop()
+		if errors.Is(err, io.ErrShortWrite) {
+			return transportErr("writing output", err)
+		}
+		return err
+	}
+	r.Finish()
+	if r.TaskID != "" && !r.State.Terminal() && !r.State.Interrupted() {
+		return &Error{Kind: KindTransport, Msg: fmt.Sprintf("the stream ended before task %s finished (state %s); follow it with: caddy a2a task subscribe %s %s",
+			r.TaskID, StateName(r.State), redactURL(o.Target), r.TaskID)}
+	}
+	return outcome(r, o.Target)
+}
+
+// onInterrupt cancels the task when asked to (flag or TTY prompt).
+func onInterrupt(ctx context.Context, cl *Client, o Common, r *Renderer, sio Stdio, cancelOnInterrupt bool) error {
+	id := r.TaskID
+	if id == "" || r.State.Terminal() {
+		return &Error{Kind: KindInterrupted, Msg: "interrupted"}
+	}
+	doCancel := cancelOnInterrupt
+	if !doCancel && sio.InTTY && sio.ErrTTY && sio.In != nil {
+		fmt.Fprintf(sio.Err, "Cancel task %s on the agent? [y/N] ", id)
+		answer := make(chan string, 1)
+		go func() {
+			line, _ := bufio.NewReader(sio.In).ReadString('\n')
+			answer <- strings.TrimSpace(strings.ToLower(line))
+		}()
+		select {
+		case a := <-answer:
+			doCancel = a == "y" || a == "yes"
+		case <-sio.Interrupt:
+			fmt.Fprintln(sio.Err)
+		case <-time.After(60 * time.Second):
+			fmt.Fprintln(sio.Err)
+		}
+	}
+	if !doCancel {
+		return &Error{Kind: KindInterrupted, Msg: fmt.Sprintf("interrupted; task %s keeps running (follow it with: caddy a2a task subscribe %s %s)", id, redactURL(o.Target), id)}
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	t, err := cl.CancelTask(cctx, id)
+	if err != nil {
+		return &Error{Kind: KindInterrupted, Msg: "interrupted; canceling task " + id + " failed", Err: err}
+	}
+	return &Error{Kind: KindTask, Msg: fmt.Sprintf("interrupted; task %s is %s", id, StateName(t.Status.State))}
+}
+
+// outcome maps the final state onto the exit code.
+func outcome(r *Renderer, target string) error {
+	switch r.State {
+	case a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected:
+		msg := fmt.Sprintf("task %s %s", r.TaskID, StateName(r.State))
+		if t := r.LastStatusText(); t != "" && r.mode == ModeJSON {
+			msg += ": " + oneLine(t, 200)
+		}
+		return &Error{Kind: KindTask, Msg: msg}
+	}
+	return nil
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// writeJSON writes v as one line (compact) or indented.
+func writeJSON(w io.Writer, v any, compact bool) error {
+	var b []byte
+	var err error
+	if compact {
+		b, err = json.Marshal(v)
+	} else {
+		b, err = json.MarshalIndent(v, "", "  ")
+	}
+	if err != nil {
+		return transportErr("encoding output", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// TaskGet prints one task.
+func TaskGet(ctx context.Context, o Common, id string, historyLength int, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := cl.GetTask(ctx, id, historyLength)
+	if err != nil {
+		return err
+	}
+	return writeJSON(sio.Out, t, o.JSON)
+}
+
+// TaskList prints tasks: a table, or the ListTasksResponse with --json.
+func TaskList(ctx context.Context, o Common, req a2a.ListTasksRequest, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	resp, err := cl.ListTasks(ctx, &req)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(sio.Out, resp, true)
+	}
+	tw := tabwriter.NewWriter(sio.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATE\tCONTEXT\tUPDATED")
+	for _, t := range resp.Tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, StateName(t.Status.State), t.ContextID, orDash(t.Status.Timestamp))
+	}
+	if err := tw.Flush(); err != nil {
+		return transportErr("writing output", err)
+	}
+	fmt.Fprintf(sio.Err, "%d of %d tasks\n", len(resp.Tasks), resp.TotalSize)
+	if resp.NextPageToken != "" {
+		fmt.Fprintf(sio.Err, "next page: --page-token %s\n", resp.NextPageToken)
+	}
+	return nil
+}
+
+// TaskCancel cancels a task and prints it (--json) or its new state.
+func TaskCancel(ctx context.Context, o Common, id string, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := cl.CancelTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(sio.Out, t, true)
+	}
+	fmt.Fprintf(sio.Out, "task %s %s\n", t.ID, StateName(t.Status.State))
+	return nil
+}
+
+// TaskSubscribe follows a task's events until it ends or waits for input.
+func TaskSubscribe(ctx context.Context, o Common, id string, cancelOnInterrupt bool, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	r := NewRenderer(sio.Out, sio.Err, o.mode(sio), o.Namespace, sio.Color)
+	return stream(ctx, cl, o, r, sio, cancelOnInterrupt, func(sctx context.Context, fn func(a2a.StreamResponse) error) error {
+		return cl.SubscribeToTask(sctx, id, fn)
+	})
+}
+
+// CardGet prints the agent card: indented, or exactly as served with raw.
+func CardGet(ctx context.Context, o Common, raw bool, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	card, b, err := FetchCard(ctx, o.Target, o.Options)
+	if err != nil {
+		return err
+	}
+	if len(o.VerifyKeys) > 0 || o.JWKS != "" {
+		if err := VerifyCard(ctx, b, card, o.VerifyKeys, o.JWKS, o.Options); err != nil {
+			return err
+		}
+	}
+	if raw {
+		_, err := sio.Out.Write(b)
+		return err
+	}
+	var buf bytes.Buffer
+	if o.JSON {
+		err = json.Compact(&buf, b)
+	} else {
+		err = json.Indent(&buf, b, "", "  ")
+	}
+	if err != nil {
+		return protocolf("bad agent card: %v", err)
+	}
+	buf.WriteByte('\n')
+	_, err = sio.Out.Write(buf.Bytes())
+	return err
+}
+
+// PushCreate registers a push config on a task and prints it.
+func PushCreate(ctx context.Context, o Common, cfg a2a.TaskPushNotificationConfig, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := cl.CreatePushConfig(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	return writeJSON(sio.Out, out, o.JSON)
+}
+
+// PushGet prints one push config.
+func PushGet(ctx context.Context, o Common, taskID, id string, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := cl.GetPushConfig(ctx, taskID, id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(sio.Out, out, o.JSON)
+}
+
+// PushList prints the push configs of a task.
+func PushList(ctx context.Context, o Common, taskID string, pageSize int, pageToken string, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := cl.ListPushConfigs(ctx, taskID, pageSize, pageToken)
+	if err != nil {
+		return err
+	}
+	if out.Configs == nil {
+		out.Configs = []a2a.TaskPushNotificationConfig{}
+	}
+	return writeJSON(sio.Out, out, o.JSON)
+}
+
+// PushDelete deletes one push config.
+func PushDelete(ctx context.Context, o Common, taskID, id string, sio Stdio) error {
+	ctx, cancel := o.context(ctx)
+	defer cancel()
+	cl, err := o.connect(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cl.DeletePushConfig(ctx, taskID, id); err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(sio.Out, map[string]string{"deleted": id, "taskId": taskID}, true)
+	}
+	fmt.Fprintf(sio.Out, "deleted push config %s of task %s\n", id, taskID)
+	return nil
+}

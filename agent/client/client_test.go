@@ -1,0 +1,217 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+func TestSSEReader(t *testing.T) {
+	in := ": keep-alive\n\nid: 7\nevent: message\ndata: {\"a\":1}\n\ndata: line1\r\ndata:line2\r\n\r\nretry: 10\ndata: last"
+	r := NewSSEReader(strings.NewReader(in))
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Event+"|"+ev.ID+"|"+string(ev.Data))
+	}
+	want := []string{"message|7|{\"a\":1}", "|7|line1\nline2", "|7|last"}
+	if strings.Join(got, ";") != strings.Join(want, ";") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestSSEReaderLimits(t *testing.T) {
+	r := NewSSEReader(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
+	r.maxLine = 50
+	if _, err := r.Next(); !errors.Is(err, ErrSSETooLarge) {
+		t.Fatalf("long line: %v", err)
+	}
+	r = NewSSEReader(strings.NewReader(strings.Repeat("data: xxxxxxxxxx\n", 10) + "\n"))
+	r.maxEvent = 50
+	if _, err := r.Next(); !errors.Is(err, ErrSSETooLarge) {
+		t.Fatalf("big event: %v", err)
+	}
+}
+
+func FuzzSSEReader(f *testing.F) {
+	for _, s := range []string{"data: x\n\n", ":c\n\nevent: e\ndata: a\ndata: b\n\n", "data\r\n\r\n", "id: \x00\ndata: y", "\r\r\n\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := NewSSEReader(bytes.NewReader(b))
+		r.maxLine, r.maxEvent = 64, 128
+		for i := 0; i < len(b)+2; i++ {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > 128 {
+				t.Fatalf("event data %d bytes beyond the limit", len(ev.Data))
+			}
+		}
+		t.Fatalf("reader did not reach the end of %d bytes", len(b))
+	})
+}
+
+func TestCardURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://h:1":                      "http://h:1/.well-known/agent-card.json",
+		"https://h/base/":                 "https://h/base/.well-known/agent-card.json",
+		"http://u:p@h/x/card.json?q=1":    "http://h/x/card.json?q=1",
+		"http://h/.well-known/agent.json": "http://h/.well-known/agent.json",
+	} {
+		got, err := CardURL(in)
+		if err != nil || got != want {
+			t.Errorf("CardURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "h:1", "ftp://h", "http://"} {
+		if _, err := CardURL(bad); ExitCode(err) != ExitUsage {
+			t.Errorf("CardURL(%q) = %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestSelectInterface(t *testing.T) {
+	card := &a2a.AgentCard{SupportedInterfaces: []a2a.AgentInterface{
+		{URL: "h:443", ProtocolBinding: "GRPC", ProtocolVersion: "1.0"},
+		{URL: "http://h/old", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		{URL: "http://h/rest", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"},
+		{URL: "http://h/rpc", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+	}}
+	in, err := SelectInterface(card, "")
+	if err != nil || in.URL != "http://h/rest" {
+		t.Fatalf("auto: %+v %v (want the first usable, HTTP+JSON)", in, err)
+	}
+	if in, _ := SelectInterface(card, "jsonrpc"); in.URL != "http://h/rpc" {
+		t.Fatalf("forced jsonrpc: %+v", in)
+	}
+	card.SupportedInterfaces = card.SupportedInterfaces[:2]
+	if _, err := SelectInterface(card, ""); err == nil || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "GRPC@1.0") {
+		t.Fatalf("no usable interface: %v", err)
+	}
+}
+
+func TestAuthFromEnv(t *testing.T) {
+	env := map[string]string{"IACCODE_A2A_HTTP_TOKEN": "t", "IACCODE_A2A_API_KEY_HEADER": "X-Key"}
+	a := AuthFromEnv(Auth{}, func(k string) string { return env[k] })
+	h := http.Header{}
+	a.apply(h)
+	if h.Get("Authorization") != "Bearer t" || a.APIKeyHeader != "X-Key" {
+		t.Fatalf("env auth: %v %+v", h, a)
+	}
+	// An explicit credential replaces the environment's.
+	a = AuthFromEnv(Auth{BasicUser: "u", BasicPassword: "p"}, func(k string) string { return env[k] })
+	h = http.Header{}
+	a.apply(h)
+	if h.Get("Authorization") != "Basic dTpw" {
+		t.Fatalf("basic: %v", h)
+	}
+}
+
+func TestBuildMessage(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "a.json")
+	bin := filepath.Join(dir, "blob")
+	os.WriteFile(js, []byte(`{"x":1}`), 0o600)
+	os.WriteFile(bin, []byte{0, 1, 2, 0xff}, 0o600)
+	m, err := BuildMessage(MessageInput{Text: "hi", Files: []string{js, bin}, Cwd: "rel", Namespace: "ns", ContextID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Parts) != 3 || m.Parts[1].Text == nil || m.Parts[1].MediaType != "application/json" || m.Parts[2].Kind() != "raw" || m.Parts[2].MediaType != "application/octet-stream" {
+		t.Fatalf("parts: %+v", m.Parts)
+	}
+	cwd, _ := m.Metadata["ns"].(map[string]any)["cwd"].(string)
+	if !filepath.IsAbs(cwd) || filepath.Base(cwd) != "rel" || m.ContextID != "c" || m.Role != a2a.RoleUser || m.MessageID == "" {
+		t.Fatalf("message: %+v", m)
+	}
+	if _, err := BuildMessage(MessageInput{}); ExitCode(err) != ExitUsage {
+		t.Fatalf("empty message: %v", err)
+	}
+}
+
+// TestRendererDedup: streamed deltas, then the whole answer repeated in a
+// final status and in an artifact, print the answer once.
+func TestRendererDedup(t *testing.T) {
+	var out, errb bytes.Buffer
+	r := NewRenderer(&out, &errb, ModePlain, "", false)
+	msg := func(s string) *a2a.Message {
+		return &a2a.Message{Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(s)}}
+	}
+	evs := []a2a.StreamResponse{
+		{Task: &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}},
+		{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg("Hel")}}},
+		{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg("lo")}}},
+		{ArtifactUpdate: &a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Artifact: a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("Hello")}}}},
+		{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: msg("Hello")}}},
+	}
+	for _, ev := range evs {
+		if err := r.Event(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Finish()
+	if out.String() != "Hello\n" || errb.String() != "state=completed task=t context=c\n" {
+		t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+	}
+}
+
+// TestClientErrorsMapping checks JSON-RPC and REST error bodies become
+// protocol errors (exit 3) carrying the A2A code, and 401 an auth error.
+func TestClientErrorsMapping(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == WellKnownCardPath:
+			json.NewEncoder(w).Encode(a2a.AgentCard{Name: "x", SupportedInterfaces: []a2a.AgentInterface{
+				{URL: "http://" + r.Host + "/rpc", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+				{URL: "http://" + r.Host + "/rest", ProtocolBinding: "HTTP+JSON", ProtocolVersion: "1.0"}}})
+		case r.Header.Get("A2A-Version") != "1.0":
+			w.WriteHeader(400)
+		case r.URL.Path == "/rpc":
+			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND","metadata":{"taskId":"t9"}}]}}`))
+		case strings.HasPrefix(r.URL.Path, "/rest/tasks/t9"):
+			w.WriteHeader(400)
+			w.Write([]byte(`{"error":{"code":400,"status":"FAILED_PRECONDITION","message":"nope","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_CANCELABLE"}]}}`))
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="a2a"`)
+			w.WriteHeader(401)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := Dial(ctx, srv.URL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GetTask(ctx, "t9", -1)
+	if e := A2AError(err); e == nil || e.Code != a2a.CodeTaskNotFound || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "TASK_NOT_FOUND: Task not found (task t9)") {
+		t.Fatalf("jsonrpc error: %v", err)
+	}
+	c, _ = Dial(ctx, srv.URL, Options{Binding: BindingREST})
+	_, err = c.CancelTask(ctx, "t9")
+	if e := A2AError(err); e == nil || e.Code != a2a.CodeTaskNotCancelable {
+		t.Fatalf("rest error: %v", err)
+	}
+	_, err = c.ListTasks(ctx, &a2a.ListTasksRequest{})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Kind != KindAuth || !strings.Contains(err.Error(), "asks for Bearer") {
+		t.Fatalf("401: %v", err)
+	}
+}

@@ -1,0 +1,168 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backends"
+)
+
+func init() {
+	caddy.RegisterModule(HTTPBackend{})
+}
+
+// HTTPBackend posts each turn request (JSON) to an upstream agent service
+// and reads the turn events from the response, as NDJSON or as SSE whose
+// data lines hold the same objects (TURN-4). Canceling the turn aborts the
+// request. Upstream 401/403 end the turn as an authentication failure;
+// 408, 429, 5xx, timeouts and connection errors as a transient failure;
+// the upstream body never reaches the client.
+type HTTPBackend struct {
+	// URL is the upstream endpoint (http or https). Supports {env.*}
+	// placeholders. Required.
+	URL string `json:"url,omitempty"`
+
+	// Headers are added to every upstream request, e.g. a credential.
+	// Values support {env.*} and {file.*} placeholders, resolved at
+	// provision time.
+	Headers map[string][]string `json:"headers,omitempty"`
+
+	// TransportRaw configures the connection to the upstream with Caddy's
+	// reverse-proxy transport module (http.reverse_proxy.transport.http:
+	// TLS, timeouts, keep-alive, versions…). Default: {"protocol":"http"}
+	// with Caddy's defaults.
+	TransportRaw json.RawMessage `json:"transport,omitempty" caddy:"namespace=http.reverse_proxy.transport inline_key=protocol"`
+
+	// Timeout bounds one turn (the whole exchange). Default: none.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// MaxLineSize bounds one event line, in bytes. Default: 16777216.
+	MaxLineSize int `json:"max_line_size,omitempty"`
+
+	// MaxOutputSize bounds one response body, in bytes. Default: 67108864.
+	MaxOutputSize int64 `json:"max_output_size,omitempty"`
+
+	http *backends.HTTP
+}
+
+// CaddyModule returns the Caddy module information.
+func (HTTPBackend) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "a2a.backends.http",
+		New: func() caddy.Module { return new(HTTPBackend) },
+	}
+}
+
+// Provision loads the transport and builds the backend.
+func (b *HTTPBackend) Provision(ctx caddy.Context) error {
+	repl := caddy.NewReplacer()
+	if b.TransportRaw == nil {
+		b.TransportRaw = json.RawMessage(`{"protocol":"http"}`)
+	}
+	mod, err := ctx.LoadModule(b, "TransportRaw")
+	if err != nil {
+		return fmt.Errorf("backend http: loading transport: %w", err)
+	}
+	rt, ok := mod.(http.RoundTripper)
+	if !ok {
+		return fmt.Errorf("backend http: transport %T cannot send requests", mod)
+	}
+	hdr := http.Header{}
+	for k, vs := range b.Headers {
+		for _, v := range vs {
+			hdr.Add(k, repl.ReplaceAll(v, ""))
+		}
+	}
+	b.http = &backends.HTTP{
+		URL: repl.ReplaceAll(b.URL, ""), Client: &http.Client{Transport: rt}, Header: hdr,
+		Timeout: time.Duration(b.Timeout), MaxLineBytes: b.MaxLineSize, MaxOutputBytes: b.MaxOutputSize,
+	}
+	return nil
+}
+
+// Validate checks the configuration.
+func (b *HTTPBackend) Validate() error { return b.http.Validate() }
+
+// RunTurn implements agent.Backend.
+func (b *HTTPBackend) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+	return b.http.RunTurn(ctx, req, emit)
+}
+
+// UnmarshalCaddyfile parses:
+//
+//	backend http <url> {
+//		header <name> <value>
+//		transport http {
+//			<reverse_proxy http transport options>
+//		}
+//		timeout <duration>
+//		max_line_size <size>
+//		max_output_size <size>
+//	}
+func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // "http"
+	if !d.Args(&b.URL) || d.NextArg() {
+		return d.Errf("backend http: exactly one upstream URL is required")
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		opt := d.Val()
+		if opt != "header" && seen[opt] {
+			return d.Errf("backend http: duplicate option %q", opt)
+		}
+		seen[opt] = true
+		switch opt {
+		case "header":
+			var k, v string
+			if !d.Args(&k, &v) || d.NextArg() {
+				return d.ArgErr()
+			}
+			if b.Headers == nil {
+				b.Headers = map[string][]string{}
+			}
+			b.Headers[http.CanonicalHeaderKey(k)] = append(b.Headers[http.CanonicalHeaderKey(k)], v)
+		case "transport":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			name := d.Val()
+			unm, err := caddyfile.UnmarshalModule(d, "http.reverse_proxy.transport."+name)
+			if err != nil {
+				return err
+			}
+			b.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
+		case "timeout":
+			if err := durationArg(d, &b.Timeout); err != nil {
+				return err
+			}
+		case "max_line_size", "max_output_size":
+			n, err := sizeArg(d)
+			if err != nil {
+				return err
+			}
+			if opt == "max_line_size" {
+				b.MaxLineSize = int(n)
+			} else {
+				b.MaxOutputSize = n
+			}
+		default:
+			return d.Errf("backend http: unknown option %q", opt)
+		}
+	}
+	return nil
+}
+
+var (
+	_ caddy.Provisioner     = (*HTTPBackend)(nil)
+	_ caddy.Validator       = (*HTTPBackend)(nil)
+	_ agent.Backend         = (*HTTPBackend)(nil)
+	_ caddyfile.Unmarshaler = (*HTTPBackend)(nil)
+)

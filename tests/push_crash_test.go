@@ -1,0 +1,253 @@
+package tests
+
+// Crash safety of push delivery (PUSH-5, PUSH-6): deliveries in flight
+// survive kill -9; two gateways share one Redis consumer group.
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
+
+// gatedReceiver holds every request until opened, then answers 200 after
+// delay. It counts requests per task id and remembers which gateway port
+// delivered nothing (it cannot tell), only totals.
+type gatedReceiver struct {
+	srv   *httptest.Server
+	gate  chan struct{}
+	once  sync.Once
+	delay time.Duration
+	mu    sync.Mutex
+	per   map[string]int // task id → requests
+	ids   map[string]int // delivery id → requests
+	total atomic.Int64
+}
+
+func newGatedReceiver(t *testing.T, delay time.Duration) *gatedReceiver {
+	r := &gatedReceiver{gate: make(chan struct{}), delay: delay, per: map[string]int{}, ids: map[string]int{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		<-r.gate
+		time.Sleep(r.delay)
+		b, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		var body struct {
+			StatusUpdate struct {
+				TaskID string `json:"taskId"`
+			} `json:"statusUpdate"`
+		}
+		_ = json.Unmarshal(b, &body)
+		r.mu.Lock()
+		r.per[body.StatusUpdate.TaskID]++
+		r.ids[req.Header.Get("X-A2A-Delivery-Id")]++
+		r.mu.Unlock()
+		r.total.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(func() { r.open(); r.srv.Close() })
+	return r
+}
+
+func (r *gatedReceiver) open() { r.once.Do(func() { close(r.gate) }) }
+
+// unique counts distinct task ids received among want.
+func (r *gatedReceiver) unique(want []string) (got int, missing []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range want {
+		if r.per[id] > 0 {
+			got++
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return got, missing
+}
+
+// sendMany creates n tasks, each with an inline push config to url, with
+// 16 concurrent clients, and returns their ids.
+func sendMany(t *testing.T, gw string, n int, url string) []string {
+	t.Helper()
+	ids := make([]string, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range 16 {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				params := map[string]any{
+					"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprintf("m-%d-%d", time.Now().UnixNano(), i), "parts": []any{map[string]any{"text": "x"}}},
+					"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": url, "token": "t"}},
+				}
+				res, rerr := pushRPCQuiet(gw, "SendMessage", params)
+				if rerr != nil {
+					failed.Store(rerr.Error())
+					return
+				}
+				task, _ := res["task"].(map[string]any)
+				ids[i], _ = task["id"].(string)
+			}
+		})
+	}
+	wg.Wait()
+	if v := failed.Load(); v != nil {
+		t.Fatalf("SendMessage: %v", v)
+	}
+	return ids
+}
+
+func pushRPCQuiet(url, method string, params any) (map[string]any, error) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", url+"/", bytesReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, err
+	}
+	if out.Error != nil {
+		return nil, fmt.Errorf("rpc error %v", out.Error)
+	}
+	return out.Result, nil
+}
+
+func waitFor(t *testing.T, within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return cond()
+}
+
+// TestPushCrashSafety: 1,000 deliveries queued, the gateway killed with
+// SIGKILL mid-way and restarted → every delivery arrives at least once.
+func TestPushCrashSafety(t *testing.T) {
+	const n = 1000
+	for _, q := range []string{"local-file", "redis-streams"} {
+		t.Run(q, func(t *testing.T) {
+			block := "queue local-file\n\t\tlease 2s"
+			if q == "redis-streams" {
+				addr := harness.StartRedis(t)
+				block = "queue redis-streams {\n\t\t\tredis_url redis://" + addr + "/0\n\t\t\tlease_timeout_ms 2000\n\t\t}"
+			}
+			recv := newGatedReceiver(t, 5*time.Millisecond)
+			gw := harness.StartGateway(t, `a2a {
+	card {
+		name crash
+	}
+	push {
+		`+block+`
+		allow_private_networks 127.0.0.0/8
+		timeout 30s
+		retry_initial 100ms
+		retry_max 500ms
+	}
+}`)
+			ids := sendMany(t, gw.URL, n, recv.srv.URL+"/hook")
+			recv.open()
+			if !waitFor(t, 30*time.Second, func() bool { got, _ := recv.unique(ids); return got >= n/3 }) {
+				t.Fatalf("deliveries did not start")
+			}
+			got, _ := recv.unique(ids)
+			gw.Kill()
+			t.Logf("%s: killed with SIGKILL after %d of %d deliveries", q, got, n)
+			if got >= n {
+				t.Fatalf("all deliveries done before the kill: the test proves nothing")
+			}
+			gw.Restart()
+			ok := waitFor(t, 60*time.Second, func() bool { got, _ := recv.unique(ids); return got == n })
+			got, missing := recv.unique(ids)
+			total := recv.total.Load()
+			t.Logf("%s: %d/%d task deliveries received after restart; %d requests in total, %d duplicates", q, got, n, total, total-int64(got))
+			if !ok {
+				t.Fatalf("lost deliveries: %d missing, e.g. %v", len(missing), missing[:min(5, len(missing))])
+			}
+		})
+	}
+}
+
+// TestPushTwoGatewaysOneGroup: two processes share a consumer group; each
+// job is delivered once in normal operation; after one is killed its
+// pending jobs are claimed by the other after the lease.
+func TestPushTwoGatewaysOneGroup(t *testing.T) {
+	addr := harness.StartRedis(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	ring := fmt.Sprintf(`{"active":"k1","keys":[{"id":"k1","key":%q}]}`, base64.StdEncoding.EncodeToString(key))
+	site := `a2a {
+	card {
+		name pair
+	}
+	push {
+		queue redis-streams {
+			redis_url redis://` + addr + `/0
+			lease_timeout_ms 1500
+		}
+		allow_private_networks 127.0.0.0/8
+		timeout 30s
+		workers 4
+	}
+}`
+	opts := harness.Options{Env: []string{"A2A_PUSH_KEYRING=" + ring}}
+	a := harness.StartGatewayWith(t, site, opts)
+	b := harness.StartGatewayWith(t, site, opts)
+
+	// Normal operation: 200 jobs, created on both, each delivered once.
+	recv := newGatedReceiver(t, 0)
+	recv.open()
+	ids := append(sendMany(t, a.URL, 100, recv.srv.URL+"/n"), sendMany(t, b.URL, 100, recv.srv.URL+"/n")...)
+	if !waitFor(t, 20*time.Second, func() bool { got, _ := recv.unique(ids); return got == len(ids) }) {
+		got, _ := recv.unique(ids)
+		t.Fatalf("normal operation: %d/%d delivered", got, len(ids))
+	}
+	time.Sleep(500 * time.Millisecond)
+	recv.mu.Lock()
+	for _, id := range ids {
+		if recv.per[id] != 1 {
+			recv.mu.Unlock()
+			t.Fatalf("task %s delivered %d times, want once", id, recv.per[id])
+		}
+	}
+	recv.mu.Unlock()
+
+	// Kill A while it holds unacknowledged entries: B takes them after the lease.
+	slow := newGatedReceiver(t, 0)
+	ids2 := sendMany(t, a.URL, 60, slow.srv.URL+"/k")
+	// Both consumers now hold up to 4 entries each, blocked in the receiver.
+	time.Sleep(time.Second)
+	a.Kill()
+	killedAt := time.Now()
+	slow.open()
+	if !waitFor(t, 30*time.Second, func() bool { got, _ := slow.unique(ids2); return got == len(ids2) }) {
+		got, missing := slow.unique(ids2)
+		t.Fatalf("after killing A: %d/%d delivered; missing e.g. %v", got, len(ids2), missing[:min(3, len(missing))])
+	}
+	t.Logf("after SIGKILL of one gateway all %d deliveries arrived within %v (lease 1.5s); %d requests (%d duplicates)",
+		len(ids2), time.Since(killedAt).Round(100*time.Millisecond), slow.total.Load(), slow.total.Load()-int64(len(ids2)))
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
