@@ -390,8 +390,8 @@ func TestTrustValidateProbe(t *testing.T) {
 		}
 	}
 
-	var srvURL string
-	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var srvURL string // set before the server starts: no race with its handler
+	bad := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/.well-known/agent-card.json":
 			w.Header().Set("Content-Type", "application/a2a+json")
@@ -415,8 +415,9 @@ func TestTrustValidateProbe(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	}))
+	srvURL = "http://" + bad.Listener.Addr().String()
+	bad.Start()
 	defer bad.Close()
-	srvURL = bad.URL
 	out, code = runEnv(t, nil, "a2a", "card", "validate", bad.URL, "--probe")
 	if code != 1 {
 		t.Fatalf("probe of the misconfigured server: exit %d, want 1\n%s", code, out)
