@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
@@ -13,6 +14,11 @@ type run struct {
 	owner  string
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed once the final state is stored and published
+
+	// writeMu orders the lazy write of a running turn before its final
+	// write; lazy is the timer of that lazy write.
+	writeMu sync.Mutex
+	lazy    *time.Timer
 
 	mu        sync.Mutex
 	task      a2a.Task

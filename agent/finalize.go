@@ -49,9 +49,15 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	})
 	// Every state finalize stores ends a turn (input-required, completed,
 	// failed, canceled, rejected…): queue push deliveries with it (PUSH-4).
+	if r.lazy != nil {
+		r.lazy.Stop()
+	}
+	r.writeMu.Lock()
 	if err := s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
 		s.cfg.Logger.Error("storing final task state", errField(err))
 	}
+	r.writeMu.Unlock()
+	s.cfg.Metrics.transition(final.Status.State)
 	s.hub.runs.Delete(snap.ID)
 	r.finish()
 	return final
@@ -65,8 +71,11 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) a2
 	}
 	var out a2a.Task
 	r.mu.Lock()
-	id, ctxID := r.task.ID, r.task.ContextID
+	id, ctxID, prev := r.task.ID, r.task.ContextID, r.task.Status.State
 	r.mu.Unlock()
+	if prev != st.State {
+		s.cfg.Metrics.transition(st.State)
+	}
 	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: ctxID, Status: st, Metadata: md}}
 	r.publish(ev, func(t *a2a.Task) {
 		t.Status = st
@@ -75,14 +84,21 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) a2
 	return out
 }
 
+// logTurn records a finished turn: the turn duration metric and one info
+// line (OPS-1) with task, context, principal, backend, duration, outcome,
+// correlation id and, when the backend reported usage, tokens. It never
+// logs prompt or answer text.
 func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts *turnState) {
+	elapsed := time.Since(started)
+	s.cfg.Metrics.turnEnded(s.cfg.BackendName, t.Status.State, elapsed)
 	ce := s.cfg.Logger.Check(zap.InfoLevel, "turn")
 	if ce == nil {
 		return
 	}
 	fields := []zap.Field{
 		zap.String("task_id", t.ID), zap.String("context_id", t.ContextID), zap.String("principal", r.owner),
-		zap.Duration("duration", time.Since(started)), zap.String("outcome", string(t.Status.State)),
+		zap.String("backend", s.cfg.BackendName),
+		zap.Duration("duration", elapsed), zap.String("outcome", string(t.Status.State)),
 		zap.String("correlation_id", corr),
 	}
 	if ts.usage != nil {

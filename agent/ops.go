@@ -24,7 +24,8 @@ func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMe
 	if err != nil {
 		return nil, err
 	}
-	r, first, sub, err := s.start(ctx, owner, req)
+	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
+	r, first, sub, err := s.start(ctx, owner, req, immediate)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, owner string, req *a
 	if err != nil {
 		return nil, err
 	}
-	r, first, sub, err := s.start(ctx, owner, req)
+	r, first, sub, err := s.start(ctx, owner, req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func (s *Service) loadTask(ctx context.Context, owner, id string) (*a2a.Task, er
 		}
 		return nil, a2a.ErrTaskNotFound(id)
 	}
-	t, err := s.hub.store.GetTask(ctx, owner, id)
+	t, err := s.st.GetTask(ctx, owner, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, a2a.ErrTaskNotFound(id)
 	}
@@ -135,7 +136,7 @@ func (s *Service) ListTasks(ctx context.Context, owner string, req *a2a.ListTask
 		}
 		q.After = c
 	}
-	res, err := s.hub.store.ListTasks(ctx, q)
+	res, err := s.st.ListTasks(ctx, q)
 	if err != nil {
 		s.cfg.Logger.Error("listing tasks", errField(err))
 		return nil, a2a.ErrInternal()
@@ -203,7 +204,7 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 		s.hub.runs.Delete(t.ID)
 		guard.finish()
 	}()
-	if cur, err := s.hub.store.GetTask(ctx, owner, t.ID); err == nil {
+	if cur, err := s.st.GetTask(ctx, owner, t.ID); err == nil {
 		t = cur
 	}
 	if t.Status.State.Terminal() {
@@ -221,6 +222,7 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 	if err := s.storeFinal(context.WithoutCancel(ctx), owner, &t, ev); err != nil {
 		s.cfg.Logger.Error("storing canceled task", errField(err))
 	}
+	s.cfg.Metrics.transition(t.Status.State)
 	return t
 }
 

@@ -12,7 +12,13 @@ import (
 
 // start validates a message, creates (or continues) its task, stores it
 // SUBMITTED, subscribes the caller and launches the turn.
-func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest) (*run, a2a.Task, *subscriber, error) {
+//
+// durable says whether the SUBMITTED task must be stored before start
+// returns: true when the caller learns the task id before the turn ends
+// (streaming, returnImmediately, an inline push config). Otherwise the task
+// is written lazily: only if the turn is still running after
+// lazyWriteDelay, and in any case durably when it ends.
+func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, *subscriber, error) {
 	var zero a2a.Task
 	if req == nil || req.Message == nil {
 		return nil, zero, nil, a2a.ErrInvalidParams("message", "is required")
@@ -74,19 +80,31 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking}
 	}
 	if msg.TaskID != "" && len(task.History) > 1 {
-		// A follow-up holds the task id now; a cancel that won the race
-		// before that may have stored a terminal state meanwhile.
-		if cur, err := s.hub.store.GetTask(ctx, owner, task.ID); err == nil && cur.Status.State.Terminal() {
+		// A follow-up holds the task id now. Re-read the task: a cancel may
+		// have stored a terminal state meanwhile, or a turn that just ended
+		// may have added to the history since it was first read.
+		cur, err := s.st.GetTask(ctx, owner, task.ID)
+		if err == nil && cur.Status.State.Terminal() {
 			s.hub.runs.Delete(task.ID)
 			cancel(nil)
 			return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(cur.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": task.ID}}
 		}
+		if err == nil {
+			task.History = append(cur.History, *msg)
+			task.Artifacts = cur.Artifacts
+			task.Metadata = cur.Metadata
+			r.mu.Lock()
+			r.task = task
+			r.mu.Unlock()
+		}
 	}
-	if err := s.hub.store.PutTask(ctx, owner, &task); err != nil {
-		s.hub.runs.Delete(task.ID)
-		cancel(nil)
-		s.cfg.Logger.Error("storing submitted task", errField(err))
-		return nil, zero, nil, a2a.ErrInternal()
+	if durable || pushCfg != nil {
+		if err := s.st.PutTask(ctx, owner, &task); err != nil {
+			s.hub.runs.Delete(task.ID)
+			cancel(nil)
+			s.cfg.Logger.Error("storing submitted task", errField(err))
+			return nil, zero, nil, a2a.ErrInternal()
+		}
 	}
 	if pushCfg != nil {
 		// Stored before the turn starts, so its first state change is seen (PUSH-1).
@@ -97,7 +115,9 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 			return nil, zero, nil, err
 		}
 	}
+	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
 	first, sub := r.subscribe()
+	r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
 	go s.execute(runCtx, r, msg, in)
 	return r, first, sub, nil
 }
@@ -120,7 +140,7 @@ func (s *Service) continuable(ctx context.Context, owner string, msg *a2a.Messag
 			return nil, ctx.Err()
 		}
 	}
-	t, err := s.hub.store.GetTask(ctx, owner, msg.TaskID)
+	t, err := s.st.GetTask(ctx, owner, msg.TaskID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, a2a.ErrTaskNotFound(msg.TaskID)
 	}
@@ -135,4 +155,32 @@ func (s *Service) continuable(ctx context.Context, owner string, msg *a2a.Messag
 		return nil, a2a.ErrInvalidParams("message.contextId", "does not match the context of the task")
 	}
 	return t, nil
+}
+
+// lazyWriteDelay is how long a turn runs before its intermediate state is
+// stored: quick turns are written once, when they end.
+const lazyWriteDelay = 100 * time.Millisecond
+
+// lazyWrite stores the live state of a turn that is still running, so a
+// crash leaves a task that the next start marks failed (RPC-12) and
+// ListTasks sees it. It never overtakes the final write.
+func (s *Service) lazyWrite(r *run) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.mu.Lock()
+	if r.finalized {
+		r.mu.Unlock()
+		return
+	}
+	snap := cloneTask(&r.task)
+	r.mu.Unlock()
+	var err error
+	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
+		err = nw.PutTaskNoWait(r.owner, &snap)
+	} else {
+		err = s.st.PutTask(context.Background(), r.owner, &snap)
+	}
+	if err != nil {
+		s.cfg.Logger.Error("storing running task", errField(err))
+	}
 }

@@ -98,9 +98,6 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	if ctx.Err() != nil {
 		return // canceled meanwhile; the deferred finalize says so
 	}
-	if err := s.hub.store.PutTask(context.WithoutCancel(ctx), r.owner, &snap); err != nil {
-		s.cfg.Logger.Error("storing working task", errField(err), zap.String("correlation_id", corr))
-	}
 
 	if err := storeInputs(s.cfg.InputDir, snap.ID, in.attachments); err != nil {
 		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))
@@ -133,14 +130,14 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convC
 		return c, c.cwd == cwd
 	}
 	bound := cwd
-	rec, err := s.hub.store.GetContext(ctx, owner, id)
+	rec, err := s.st.GetContext(ctx, owner, id)
 	switch {
 	case err == nil:
 		bound = rec.Cwd
 		c.session.State = rec.State
 	case errors.Is(err, store.ErrNotFound):
 		now := time.Now()
-		if err := s.hub.store.PutContext(context.WithoutCancel(ctx), store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
+		if err := s.putContextSoon(ctx, store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
 			s.cfg.Logger.Error("storing context", errField(err))
 		}
 	default:
@@ -172,10 +169,10 @@ func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) b
 func (s *Service) saveSessionState(ctx context.Context, owner, id string, c *convContext) {
 	now := time.Now()
 	rec := store.ContextRecord{Owner: owner, ID: id, Cwd: c.cwd, CreatedAt: now, UpdatedAt: now, State: c.session.State}
-	if old, err := s.hub.store.GetContext(context.WithoutCancel(ctx), owner, id); err == nil {
+	if old, err := s.st.GetContext(context.WithoutCancel(ctx), owner, id); err == nil {
 		rec.CreatedAt = old.CreatedAt
 	}
-	if err := s.hub.store.PutContext(context.WithoutCancel(ctx), rec); err != nil {
+	if err := s.st.PutContext(context.WithoutCancel(ctx), rec); err != nil {
 		s.cfg.Logger.Error("storing context state", errField(err))
 	}
 }
@@ -226,3 +223,13 @@ func truncJSON(raw json.RawMessage) any {
 }
 
 func errField(err error) zap.Field { return zap.Error(err) }
+
+// putContextSoon stores a new context record without waiting for the
+// commit when the store allows it: losing it in a crash only unbinds the
+// workspace, and the turn's final write commits it anyway.
+func (s *Service) putContextSoon(ctx context.Context, rec store.ContextRecord) error {
+	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
+		return nw.PutContextNoWait(rec)
+	}
+	return s.st.PutContext(context.WithoutCancel(ctx), rec)
+}

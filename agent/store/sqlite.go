@@ -239,6 +239,16 @@ func (s *SQLite) Close() error {
 	s.closed.Store(true)
 	close(s.quit)
 	<-s.stopped
+	// Answer what raced into the queue after the writer's last drain.
+	for {
+		select {
+		case r := <-s.w.reqs:
+			r.done <- writeResult{err: ErrClosed}
+			continue
+		default:
+		}
+		break
+	}
 	if err := s.closeHandles(); err != nil {
 		s.closeErr = fmt.Errorf("closing task store: %w", err)
 	}

@@ -92,3 +92,14 @@ type Store interface {
 	// Close flushes pending writes and releases the store.
 	Close() error
 }
+
+// NoWaitWriter is implemented by stores that can queue a write without
+// waiting for it to be durable. The agent uses it for intermediate task
+// states and context records, which a later durable write supersedes or
+// which are safe to lose in a crash.
+type NoWaitWriter interface {
+	// PutTaskNoWait queues PutTask; later writes of the caller apply after it.
+	PutTaskNoWait(owner string, t *a2a.Task) error
+	// PutContextNoWait queues PutContext.
+	PutContextNoWait(c ContextRecord) error
+}

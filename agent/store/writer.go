@@ -83,7 +83,7 @@ func putReq(r *writeReq) {
 type writer struct {
 	conn     *sql.Conn
 	maxBatch int
-	reqs     chan *writeReq // unbuffered: a send succeeds only when the writer takes it
+	reqs     chan *writeReq // buffered; FIFO, so one caller's writes apply in order
 
 	begin, commit, rollback   *sql.Stmt
 	putTask, putContext       *sql.Stmt
@@ -110,7 +110,7 @@ func newWriter(conn *sql.Conn, maxBatch int) (*writer, error) {
 	w := &writer{
 		conn:     conn,
 		maxBatch: maxBatch,
-		reqs:     make(chan *writeReq),
+		reqs:     make(chan *writeReq, writeQueue),
 		results:  make([]writeResult, maxBatch),
 	}
 	ctx := context.Background()
@@ -419,11 +419,60 @@ func (s *SQLite) submit(ctx context.Context, r *writeReq) (int, error) {
 	case res := <-r.done:
 		putReq(r)
 		return res.n, res.err
+	case <-s.stopped:
+		// Close raced this request into the queue after the writer's last
+		// drain: it was answered by Close, or never will be.
+		select {
+		case res := <-r.done:
+			return res.n, res.err
+		default:
+			return 0, ErrClosed
+		}
 	case <-ctx.Done():
 		// The writer still owns r and will answer into its buffer; r is
 		// not recycled.
 		return 0, ctx.Err()
 	}
+}
+
+// writeQueue is how many writes may wait for the writer goroutine.
+const writeQueue = 4096
+
+// enqueue hands r to the writer without waiting for its result; r is not
+// recycled. Writes a caller enqueues (or submits) apply in that order.
+func (s *SQLite) enqueue(r *writeReq) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	select {
+	case s.w.reqs <- r:
+		return nil
+	case <-s.quit:
+		return ErrClosed
+	}
+}
+
+// PutTaskNoWait queues the same write as PutTask and returns without
+// waiting for it to commit: the write is not durable when it returns, and
+// its failure is not reported. Later writes of the same caller apply after
+// it. For intermediate states a later write supersedes.
+func (s *SQLite) PutTaskNoWait(owner string, t *a2a.Task) error {
+	r, err := s.taskReq(context.Background(), owner, t, nil)
+	if err != nil {
+		return err
+	}
+	return s.enqueue(r)
+}
+
+// PutContextNoWait queues the same write as PutContext without waiting for
+// it to commit (see PutTaskNoWait).
+func (s *SQLite) PutContextNoWait(c ContextRecord) error {
+	if c.State != nil {
+		c.State = append(make([]byte, 0, len(c.State)), c.State...)
+	}
+	r := getReq(context.Background(), opPutContext)
+	r.rec = c
+	return s.enqueue(r)
 }
 
 // PutTask inserts or replaces the owner's task. It returns ErrNotFound when
@@ -437,14 +486,23 @@ func (s *SQLite) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 // putTask is PutTask; a non-nil payload also queues one push job per
 // config of the task in the same transaction (the count is n-1).
 func (s *SQLite) putTask(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
+	r, err := s.taskReq(ctx, owner, t, payload)
+	if err != nil {
+		return 0, err
+	}
+	return s.submit(ctx, r)
+}
+
+// taskReq encodes a task write.
+func (s *SQLite) taskReq(ctx context.Context, owner string, t *a2a.Task, payload []byte) (*writeReq, error) {
 	if t == nil {
-		return 0, errors.New("writing task: nil task")
+		return nil, errors.New("writing task: nil task")
 	}
 	if t.ID == "" {
-		return 0, errors.New("writing task: empty task id")
+		return nil, errors.New("writing task: empty task id")
 	}
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return nil, ErrClosed
 	}
 	var statusMS int64
 	if t.Status.Timestamp == "" {
@@ -452,7 +510,7 @@ func (s *SQLite) putTask(ctx context.Context, owner string, t *a2a.Task, payload
 	} else {
 		ts, err := a2a.ParseTimestamp(t.Status.Timestamp)
 		if err != nil {
-			return 0, fmt.Errorf("writing task %q: invalid status timestamp: %w", t.ID, err)
+			return nil, fmt.Errorf("writing task %q: invalid status timestamp: %w", t.ID, err)
 		}
 		statusMS = ts.UnixMilli()
 	}
@@ -460,13 +518,13 @@ func (s *SQLite) putTask(ctx context.Context, owner string, t *a2a.Task, payload
 	noArts.Artifacts = nil
 	body, err := json.Marshal(&noArts)
 	if err != nil {
-		return 0, fmt.Errorf("encoding task %q: %w", t.ID, err)
+		return nil, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
 	var arts any
 	if len(t.Artifacts) > 0 {
 		a, err := json.Marshal(t.Artifacts)
 		if err != nil {
-			return 0, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
+			return nil, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}
 		arts = string(a)
 	}
@@ -474,7 +532,7 @@ func (s *SQLite) putTask(ctx context.Context, owner string, t *a2a.Task, payload
 	r.id, r.owner, r.contextID, r.state = t.ID, owner, t.ContextID, string(t.Status.State)
 	r.statusTS, r.body, r.artifacts = statusMS, string(body), arts
 	r.payload = payload
-	return s.submit(ctx, r)
+	return r, nil
 }
 
 // PutContext inserts or replaces the context record (c.Owner, c.ID).
