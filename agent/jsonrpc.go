@@ -105,21 +105,21 @@ func validRPCID(id json.RawMessage) bool {
 // serveJSONRPC answers a JSON-RPC POST (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4).
 func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal string) {
 	if !jsonContentType(r.Header.Get("Content-Type")) {
-		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json"))})
+		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.svc.cfg.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.svc.cfg.MaxBodyBytes))})
+			h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.svc.cfg.MaxBodyBytes)))
 			return
 		}
-		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read"))})
+		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
 		return
 	}
 	if !json.Valid(body) {
-		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body is not valid JSON"))})
+		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body is not valid JSON")))
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
@@ -129,7 +129,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 	}
 	call, perr := parseCall(trimmed)
 	if perr != nil {
-		writeRPC(w, rpcResponse{ID: call.id, Error: perr})
+		h.writeRPCError(w, call.id, call.method, perr)
 		return
 	}
 	if err := h.precheck(w, r); err != nil {
@@ -140,6 +140,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 	switch call.method {
 	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
 		st, err := h.openStream(ctx, principal, call)
+		h.svc.cfg.Metrics.request(BindingJSONRPC, call.method, err)
 		if call.notification {
 			// Nobody listens: the turn (if one started) runs on; no body.
 			if err == nil {
@@ -149,7 +150,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 			return
 		}
 		if err != nil {
-			h.answer(w, call, nil, err)
+			writeRPC(w, buildResponse(call, nil, err)) // counted above
 			return
 		}
 		sw := startSSE(w)
@@ -178,8 +179,10 @@ func (h *Handler) precheck(w http.ResponseWriter, r *http.Request) error {
 	return h.checkExtensions(w, r)
 }
 
-// answer writes the response of a single call (nothing for a notification).
+// answer counts a single call and writes its response (nothing for a
+// notification).
 func (h *Handler) answer(w http.ResponseWriter, call rpcCall, res any, err error) {
+	h.svc.cfg.Metrics.request(BindingJSONRPC, call.method, err)
 	if call.notification {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -202,11 +205,11 @@ func buildResponse(call rpcCall, res any, err error) rpcResponse {
 func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal string, body []byte) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(body, &items); err != nil || len(items) == 0 {
-		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch must be a non-empty array"))})
+		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch must be a non-empty array")))
 		return
 	}
 	if len(items) > 100 {
-		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most 100 calls"))})
+		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most 100 calls")))
 		return
 	}
 	pre := h.precheck(w, r)
@@ -215,6 +218,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 	for _, item := range items {
 		call, perr := parseCall(item)
 		if perr != nil {
+			h.svc.cfg.Metrics.requestCode(BindingJSONRPC, call.method, perr.Code)
 			out = append(out, rpcResponse{JSONRPC: "2.0", ID: call.id, Error: perr})
 			continue
 		}
@@ -228,6 +232,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 				res, err = h.dispatch(ctx, principal, call)
 			}
 		}
+		h.svc.cfg.Metrics.request(BindingJSONRPC, call.method, err)
 		if call.notification {
 			continue
 		}
@@ -379,6 +384,13 @@ func (h *Handler) openStream(ctx context.Context, principal string, call rpcCall
 		return nil, err
 	}
 	return h.svc.SubscribeToTask(ctx, principal, &req)
+}
+
+// writeRPCError counts a request refused before it reached a method (method
+// "" when it could not be read) and writes the error.
+func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *rpcError) {
+	h.svc.cfg.Metrics.requestCode(BindingJSONRPC, method, e.Code)
+	writeRPC(w, rpcResponse{ID: id, Error: e})
 }
 
 func writeRPC(w http.ResponseWriter, resp rpcResponse) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
@@ -272,13 +273,15 @@ func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, owner st
 func (s *Service) storeFinal(ctx context.Context, owner string, t *a2a.Task, ev a2a.StreamResponse) error {
 	ps, ok := s.pushStore()
 	if !ok {
-		return s.hub.store.PutTask(ctx, owner, t)
+		return s.st.PutTask(ctx, owner, t)
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
+	began := time.Now()
 	n, err := ps.PutTaskWithJobs(ctx, owner, t, payload)
+	s.cfg.Metrics.storeOp(opPutTask, began)
 	if err != nil {
 		return err
 	}

@@ -77,10 +77,14 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	}
 	if !allowed {
 		w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
-		writeRESTError(w, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}, http.StatusMethodNotAllowed)
+		e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}
+		h.svc.cfg.Metrics.request(BindingREST, methodUnknown, e)
+		writeRESTError(w, e, http.StatusMethodNotAllowed)
 		return true
 	}
+	method := restMethod(route.op, r.Method)
 	if err := h.precheck(w, r); err != nil {
+		h.svc.cfg.Metrics.request(BindingREST, method, err)
 		writeRESTError(w, asA2AError(err), 0)
 		return true
 	}
@@ -98,6 +102,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 			} else {
 				var st Stream
 				if st, err = s.SendStreamingMessage(ctx, principal, &req); err == nil {
+					h.svc.cfg.Metrics.request(BindingREST, method, nil)
 					h.pumpREST(ctx, w, st)
 					return true
 				}
@@ -123,6 +128,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	case a2a.MethodSubscribeToTask:
 		var st Stream
 		if st, err = s.SubscribeToTask(ctx, principal, &a2a.SubscribeToTaskRequest{Tenant: tenant, ID: route.taskID}); err == nil {
+			h.svc.cfg.Metrics.request(BindingREST, method, nil)
 			h.pumpREST(ctx, w, st)
 			return true
 		}
@@ -155,6 +161,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	default:
 		err = ErrPushNotSupported()
 	}
+	h.svc.cfg.Metrics.request(BindingREST, method, err)
 	if err != nil {
 		writeRESTError(w, asA2AError(err), 0)
 		return true
@@ -167,6 +174,24 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	w.Header().Set("Content-Type", "application/a2a+json")
 	_, _ = w.Write(b)
 	return true
+}
+
+// restMethod names the A2A method of a route answered for the HTTP method
+// verb (the push config routes serve two methods each).
+func restMethod(op, verb string) string {
+	switch op {
+	case "pushConfigs":
+		if verb == http.MethodPost {
+			return a2a.MethodCreatePushConfig
+		}
+		return a2a.MethodListPushConfigs
+	case "pushConfig":
+		if verb == http.MethodDelete {
+			return a2a.MethodDeletePushConfig
+		}
+		return a2a.MethodGetPushConfig
+	}
+	return op
 }
 
 // decodeBody reads a JSON request body into v; an empty body is allowed

@@ -80,6 +80,13 @@ type Config struct {
 	BaseURL func(r *http.Request) string
 	// Logger receives one line per turn. Default: no logging.
 	Logger *zap.Logger
+	// Metrics receives the endpoint's Prometheus metrics (OPS-2); nil
+	// records nothing.
+	Metrics *Metrics
+	// BackendName names the backend in the turn log line and the turn
+	// metrics (the Caddy module name: echo, exec, http, openai). Default:
+	// "echo" for the default backend, else "custom".
+	BackendName string
 	// Push turns push notifications on (PUSH-1..7): the four config
 	// methods, the inline config of SendMessage, and a delivery job on
 	// every turn-ending state. nil (the default) answers every push
@@ -92,6 +99,12 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.Backend == nil {
 		c.Backend = EchoBackend{}
+		if c.BackendName == "" {
+			c.BackendName = "echo"
+		}
+	}
+	if c.BackendName == "" {
+		c.BackendName = "custom"
 	}
 	if c.Namespace == "" {
 		c.Namespace = "iac_code"
@@ -162,6 +175,8 @@ type Hub struct {
 	stop        chan struct{}
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
+	// streams counts the open SSE streams (the open_streams gauge).
+	streams atomic.Int64
 }
 
 // NewHub opens the shared runtime over st and marks tasks left running by a
@@ -278,7 +293,9 @@ var (
 // Service implements the A2A operations over a Hub, transport-neutral: each
 // method takes the caller's principal ("" when auth is off).
 type Service struct {
-	hub    *Hub
+	hub *Hub
+	// st is the hub's store, timed into cfg.Metrics.
+	st     store.Store
 	cfg    Config
 	tokens pageTokens
 	slots  chan struct{}
@@ -288,7 +305,8 @@ type Service struct {
 func NewService(hub *Hub, cfg Config) *Service {
 	cfg = cfg.WithDefaults()
 	hub.setIdleTimeout(cfg.IdleTimeout)
-	return &Service{hub: hub, cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns)}
+	cfg.Metrics.watch(hub)
+	return &Service{hub: hub, st: withMetrics(hub.store, cfg.Metrics), cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns)}
 }
 
 // Config returns the service's effective configuration.

@@ -81,6 +81,8 @@ func (s *sseWriter) keepAlive(ctx context.Context, every time.Duration) {
 // comments while idle, until the stream ends or the client goes away.
 func (h *Handler) pump(ctx context.Context, sw *sseWriter, st Stream, render func(any) []byte) {
 	defer st.Close()
+	h.svc.hub.streams.Add(1)
+	defer h.svc.hub.streams.Add(-1)
 	kctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -155,9 +155,15 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("backend: module %T does not run turns", mod)
 	}
 	h.backend = b
+	metrics, err := agentMetrics(ctx)
+	if err != nil {
+		return err
+	}
 
 	cfg := agent.Config{
 		Backend:               b,
+		BackendName:           backendName(mod),
+		Metrics:               metrics,
 		Namespace:             h.Namespace,
 		ContextWait:           time.Duration(h.ContextWait),
 		IdleTimeout:           time.Duration(h.IdleTimeout),
@@ -243,6 +249,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	if h.Push != nil {
 		eng, err := app.pushEngine(h.Push, h.logger)
 		if err != nil {
+			return err
+		}
+		if err := registerPushMetrics(ctx, h.Push.queueName(), eng); err != nil {
 			return err
 		}
 		cfg.Push = eng

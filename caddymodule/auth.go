@@ -29,7 +29,9 @@ const PrincipalVar = "a2a.principal"
 // A request without valid credentials gets 401 with body
 // {"error":"Unauthorized"} and one WWW-Authenticate header per enabled
 // scheme. On success it sets the placeholder {http.auth.user.id} and the
-// request variable a2a.principal to the principal name. With no credential
+// request variable a2a.principal to the principal name. Either way it then
+// removes the API key header from the request, so access logs never show
+// the key. With no credential
 // configured at all, every request passes through without a principal.
 type AuthHandler struct {
 	auth.Config
@@ -83,6 +85,10 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		return next.ServeHTTP(w, r)
 	}
 	principal, ok := h.authn.Authenticate(r)
+	// The API key has done its job: drop it so that Caddy's access log
+	// (which reads this header map when the request ends, and redacts only
+	// Authorization and Cookie) and later handlers never see it (OPS-1).
+	r.Header.Del(h.authn.APIKeyHeader())
 	if !ok {
 		if c := h.logger.Check(zap.DebugLevel, "a2a auth: unauthorized request"); c != nil {
 			c.Write(zap.String("remote_ip", r.RemoteAddr), zap.String("uri", r.RequestURI))

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -137,12 +138,18 @@ type Gateway struct {
 	Dir string
 	// ConfigPath is the Caddyfile written for this gateway.
 	ConfigPath string
+	// AdminURL is the admin endpoint (http://127.0.0.1:PORT) when
+	// Options.Admin is set, else "".
+	AdminURL string
 
-	t    testing.TB
-	env  []string
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  *syncBuffer
+	t         testing.TB
+	env       []string
+	cmd       *exec.Cmd
+	done      chan struct{}
+	out       *syncBuffer
+	opts      Options
+	httpsPort int
+	adminAddr string
 }
 
 // Options tune StartGatewayWith.
@@ -153,14 +160,24 @@ type Options struct {
 	StartTimeout time.Duration
 	// NoHealthWait skips waiting for /health (for configs without a2a).
 	NoHealthWait bool
+	// Global is added to the global options block, e.g.
+	// "a2a {\n\tshutdown_timeout 2s\n}" ({{DIR}} and {{PORT}} are
+	// replaced as in the site).
+	Global string
+	// Admin turns the admin endpoint on at a free loopback port
+	// (Gateway.AdminURL) instead of "admin off".
+	Admin bool
+	// GracePeriod is Caddy's grace_period. Default: 1s.
+	GracePeriod time.Duration
 }
 
 // StartGateway writes a Caddyfile and runs `caddy run` on it. If site does
 // not contain "{{ADDR}}", it is wrapped in a site block
 // `http://127.0.0.1:PORT { … }`; otherwise {{ADDR}} is replaced by
 // 127.0.0.1:PORT and {{PORT}} by the port. A global block (admin off,
-// persist_config off, grace_period 1s, http_port PORT) is prepended. The
-// process is stopped at cleanup; its output is logged on failure.
+// persist_config off, grace_period 1s, http_port PORT, plus Options.Global)
+// is prepended. The process is stopped at cleanup; its output is logged on
+// failure.
 func StartGateway(t testing.TB, site string) *Gateway {
 	return StartGatewayWith(t, site, Options{})
 }
@@ -171,24 +188,23 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 	dir := t.TempDir()
 	port := FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	body := site
-	if !strings.Contains(site, "{{ADDR}}") {
-		body = "http://{{ADDR}} {\n" + site + "\n}\n"
-	}
-	body = strings.NewReplacer("{{ADDR}}", addr, "{{PORT}}", fmt.Sprint(port), "{{DIR}}", dir).Replace(body)
-	cfg := fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n\tgrace_period 1s\n\thttp_port %d\n\thttps_port %d\n\tskip_install_trust\n}\n\n%s", port, FreePort(t), body)
-	path := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	g := &Gateway{
-		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: path,
-		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{},
+		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: filepath.Join(dir, "Caddyfile"),
+		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{}, opts: opts, httpsPort: FreePort(t),
+	}
+	if opts.Admin {
+		g.adminAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		g.AdminURL = "http://" + g.adminAddr
+	}
+	cfg := g.caddyfile(site)
+	if err := os.WriteFile(g.ConfigPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		g.Stop()
 		if t.Failed() {
-			t.Logf("caddy output (%s):\n%s\nCaddyfile:\n%s", addr, g.out.String(), cfg)
+			cur, _ := os.ReadFile(g.ConfigPath)
+			t.Logf("caddy output (%s):\n%s\nCaddyfile:\n%s", addr, g.out.String(), cur)
 		}
 	})
 	g.start()
@@ -202,6 +218,97 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 		}
 	}
 	return g
+}
+
+// caddyfile renders the whole Caddyfile for site (see StartGateway).
+func (g *Gateway) caddyfile(site string) string {
+	body := site
+	if !strings.Contains(site, "{{ADDR}}") {
+		body = "http://{{ADDR}} {\n" + site + "\n}\n"
+	}
+	repl := strings.NewReplacer("{{ADDR}}", g.Addr, "{{PORT}}", fmt.Sprint(g.Port), "{{DIR}}", g.Dir)
+	body = repl.Replace(body)
+	admin := "admin off"
+	if g.adminAddr != "" {
+		admin = "admin " + g.adminAddr
+	}
+	grace := g.opts.GracePeriod
+	if grace == 0 {
+		grace = time.Second
+	}
+	global := ""
+	if g.opts.Global != "" {
+		global = "\t" + strings.ReplaceAll(repl.Replace(g.opts.Global), "\n", "\n\t") + "\n"
+	}
+	return fmt.Sprintf("{\n\t%s\n\tpersist_config off\n\tgrace_period %s\n\thttp_port %d\n\thttps_port %d\n\tskip_install_trust\n%s}\n\n%s",
+		admin, grace, g.Port, g.httpsPort, global, body)
+}
+
+// Reload replaces the running configuration through the admin endpoint's
+// /load (Options.Admin must be set) with the Caddyfile built from site the
+// way StartGateway builds it (same ports, global options and directory);
+// the file at ConfigPath is rewritten too, so Restart keeps the new
+// config. It fails the test when the admin endpoint refuses the config.
+func (g *Gateway) Reload(site string) {
+	g.t.Helper()
+	if g.AdminURL == "" {
+		g.t.Fatal("harness: Reload needs Options.Admin")
+	}
+	cfg := g.caddyfile(site)
+	if err := os.WriteFile(g.ConfigPath, []byte(cfg), 0o600); err != nil {
+		g.t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, g.AdminURL+"/load", strings.NewReader(cfg))
+	req.Header.Set("Content-Type", "text/caddyfile")
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		g.t.Fatalf("reload: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		g.t.Fatalf("reload: HTTP %d: %s", resp.StatusCode, b)
+	}
+}
+
+// Signal sends sig to the caddy process (not its group).
+func (g *Gateway) Signal(sig syscall.Signal) {
+	g.t.Helper()
+	if g.cmd == nil || g.cmd.Process == nil {
+		g.t.Fatal("harness: no process")
+	}
+	if err := g.cmd.Process.Signal(sig); err != nil {
+		g.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// WaitExit waits up to d for the process to exit and reports whether it did.
+func (g *Gateway) WaitExit(d time.Duration) bool {
+	select {
+	case <-g.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// Exited is closed when the process has exited.
+func (g *Gateway) Exited() <-chan struct{} { return g.done }
+
+// Start starts the process again after it exited (e.g. after Signal and
+// WaitExit) on the same port, config and data, waiting for /health.
+func (g *Gateway) Start() {
+	g.t.Helper()
+	select {
+	case <-g.done:
+	default:
+		g.t.Fatal("harness: Start while the process runs")
+	}
+	g.start()
+	if err := g.waitHealthy(15 * time.Second); err != nil {
+		g.t.Fatalf("gateway did not become healthy after start: %v\noutput:\n%s", err, g.out.String())
+	}
 }
 
 func (g *Gateway) start() {

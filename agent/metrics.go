@@ -1,0 +1,254 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// Request bindings (the binding label of caddy_a2a_requests_total).
+const (
+	BindingJSONRPC = "jsonrpc"
+	BindingREST    = "rest"
+)
+
+// Store operations (the op label of caddy_a2a_store_operation_duration_seconds).
+const (
+	opPutTask    = "put_task"
+	opGetTask    = "get_task"
+	opListTasks  = "list_tasks"
+	opPutContext = "put_context"
+	opGetContext = "get_context"
+)
+
+// methodUnknown labels requests whose method is not an A2A 1.0 method (or
+// could not be read).
+const methodUnknown = "unknown"
+
+// knownMethods bounds the method label.
+var knownMethods = map[string]bool{
+	a2a.MethodSendMessage: true, a2a.MethodSendStreamingMessage: true, a2a.MethodGetTask: true,
+	a2a.MethodListTasks: true, a2a.MethodCancelTask: true, a2a.MethodSubscribeToTask: true,
+	a2a.MethodCreatePushConfig: true, a2a.MethodGetPushConfig: true, a2a.MethodListPushConfigs: true,
+	a2a.MethodDeletePushConfig: true, a2a.MethodGetExtendedAgentCard: true,
+}
+
+// Metrics are the Prometheus metrics of the A2A endpoints (OPS-2). Every
+// label has a bounded set of values: no task ids, principals or URLs.
+//
+// One Metrics serves every endpoint of a registry: NewMetrics returns the
+// one already registered. All methods are safe on a nil *Metrics (they do
+// nothing), so services without metrics need no checks.
+//
+// Metrics is itself the prometheus.Collector that is registered.
+type Metrics struct {
+	requests     *prometheus.CounterVec
+	turnDuration *prometheus.HistogramVec
+	transitions  *prometheus.CounterVec
+	storeOps     *prometheus.HistogramVec
+
+	activeTurns *prometheus.Desc
+	openStreams *prometheus.Desc
+
+	mu   sync.Mutex
+	hubs map[*Hub]struct{} // the hubs whose live turns and streams are counted
+}
+
+// NewMetrics returns the metrics registered with reg, registering them
+// first when reg has none yet (several a2a handlers of one Caddy config
+// share one registry). A nil reg gives unregistered metrics.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "caddy_a2a_requests_total",
+			Help: "A2A requests by binding (jsonrpc, rest), method (unknown when not an A2A method) and outcome (ok or the error reason, e.g. TASK_NOT_FOUND).",
+		}, []string{"binding", "method", "outcome"}),
+		turnDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "caddy_a2a_turn_duration_seconds",
+			Help:    "Duration of agent turns by backend module and outcome (the final task state).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 9), // 10ms … ~11min
+		}, []string{"backend", "outcome"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "caddy_a2a_task_transitions_total",
+			Help: "Task state transitions by the state entered.",
+		}, []string{"state"}),
+		storeOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "caddy_a2a_store_operation_duration_seconds",
+			Help:    "Latency of task store operations by op (put_task, get_task, list_tasks, put_context, get_context).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8), // 100µs … ~1.6s
+		}, []string{"op"}),
+		activeTurns: prometheus.NewDesc("caddy_a2a_active_turns", "Turns running now (submitted or working).", nil, nil),
+		openStreams: prometheus.NewDesc("caddy_a2a_open_streams", "Open SSE streams (SendStreamingMessage and SubscribeToTask subscribers).", nil, nil),
+		hubs:        map[*Hub]struct{}{},
+	}
+	if reg == nil {
+		return m, nil
+	}
+	if err := reg.Register(m); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return nil, fmt.Errorf("registering a2a metrics: %w", err)
+		}
+		existing, ok := are.ExistingCollector.(*Metrics)
+		if !ok {
+			return nil, fmt.Errorf("registering a2a metrics: another collector holds the caddy_a2a_ names (%T)", are.ExistingCollector)
+		}
+		return existing, nil
+	}
+	return m, nil
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.requests.Describe(ch)
+	m.turnDuration.Describe(ch)
+	m.transitions.Describe(ch)
+	m.storeOps.Describe(ch)
+	ch <- m.activeTurns
+	ch <- m.openStreams
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.requests.Collect(ch)
+	m.turnDuration.Collect(ch)
+	m.transitions.Collect(ch)
+	m.storeOps.Collect(ch)
+	var turns, streams int64
+	m.mu.Lock()
+	for h := range m.hubs {
+		turns += int64(h.activeTurns())
+		streams += h.streams.Load()
+	}
+	m.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(m.activeTurns, prometheus.GaugeValue, float64(turns))
+	ch <- prometheus.MustNewConstMetric(m.openStreams, prometheus.GaugeValue, float64(streams))
+}
+
+// watch counts the live turns and open streams of h in the gauges. The
+// counts live in the hub, so they stay right across config reloads.
+func (m *Metrics) watch(h *Hub) {
+	if m == nil || h == nil {
+		return
+	}
+	m.mu.Lock()
+	m.hubs[h] = struct{}{}
+	m.mu.Unlock()
+}
+
+// request counts one answered request; err nil is the outcome ok.
+func (m *Metrics) request(binding, method string, err error) {
+	if m == nil {
+		return
+	}
+	outcome := "ok"
+	if err != nil {
+		outcome = asA2AError(err).Reason()
+	}
+	m.requests.WithLabelValues(binding, methodLabel(method), outcome).Inc()
+}
+
+// requestCode counts one request answered with the JSON-RPC error code.
+func (m *Metrics) requestCode(binding, method string, code int) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(binding, methodLabel(method), (&a2a.Error{Code: code}).Reason()).Inc()
+}
+
+// turnEnded observes a finished turn.
+func (m *Metrics) turnEnded(backend string, state a2a.TaskState, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.turnDuration.WithLabelValues(backend, stateLabel(state)).Observe(d.Seconds())
+}
+
+// transition counts a task entering state.
+func (m *Metrics) transition(state a2a.TaskState) {
+	if m == nil {
+		return
+	}
+	m.transitions.WithLabelValues(stateLabel(state)).Inc()
+}
+
+// storeOp observes a store operation that began at start.
+func (m *Metrics) storeOp(op string, start time.Time) {
+	if m == nil {
+		return
+	}
+	m.storeOps.WithLabelValues(op).Observe(time.Since(start).Seconds())
+}
+
+func methodLabel(method string) string {
+	if knownMethods[method] {
+		return method
+	}
+	return methodUnknown
+}
+
+// stateLabel is the short lowercase name of a state: TASK_STATE_INPUT_REQUIRED
+// becomes input_required.
+func stateLabel(s a2a.TaskState) string {
+	if !s.Valid() {
+		return "unknown"
+	}
+	return strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_"))
+}
+
+// timedStore is a store whose task and context operations are timed.
+type timedStore struct {
+	store.Store
+	m *Metrics
+}
+
+// withMetrics returns st timing its operations into m (st itself when m is nil).
+func withMetrics(st store.Store, m *Metrics) store.Store {
+	if m == nil {
+		return st
+	}
+	return timedStore{Store: st, m: m}
+}
+
+func (t timedStore) PutTask(ctx context.Context, owner string, task *a2a.Task) error {
+	defer t.m.storeOp(opPutTask, time.Now())
+	return t.Store.PutTask(ctx, owner, task)
+}
+
+func (t timedStore) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error) {
+	defer t.m.storeOp(opGetTask, time.Now())
+	return t.Store.GetTask(ctx, owner, id)
+}
+
+func (t timedStore) ListTasks(ctx context.Context, q store.ListQuery) (store.ListResult, error) {
+	defer t.m.storeOp(opListTasks, time.Now())
+	return t.Store.ListTasks(ctx, q)
+}
+
+func (t timedStore) PutContext(ctx context.Context, c store.ContextRecord) error {
+	defer t.m.storeOp(opPutContext, time.Now())
+	return t.Store.PutContext(ctx, c)
+}
+
+func (t timedStore) GetContext(ctx context.Context, owner, id string) (*store.ContextRecord, error) {
+	defer t.m.storeOp(opGetContext, time.Now())
+	return t.Store.GetContext(ctx, owner, id)
+}
+
+// activeTurns counts the turns held by the hub (submitted or working).
+func (h *Hub) activeTurns() int {
+	n := 0
+	h.runs.Range(func(_, _ any) bool {
+		n++
+		return true
+	})
+	return n
+}
