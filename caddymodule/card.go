@@ -83,13 +83,14 @@ type CardHandler struct {
 	cacheControl string
 	logger       *zap.Logger
 
-	cache *renderCache
+	cache             *renderCache
+	cacheControlValue []string // shared, read-only header value
 }
 
 // renderCache holds rendered cards by base URL.
 type renderCache struct {
-	mu sync.Mutex
-	m  map[string]*card.Rendered
+	mu sync.RWMutex
+	m  map[string]*servedCard
 }
 
 // CardSignKey is one card signing key.
@@ -127,6 +128,9 @@ type CardSecurity struct {
 	FromEnv bool `json:"from_env,omitempty"`
 }
 
+// cardContentType is the (shared, read-only) Content-Type header value.
+var cardContentType = []string{"application/a2a+json"}
+
 // maxCachedHosts bounds the per-host rendering cache.
 const maxCachedHosts = 64
 
@@ -150,7 +154,8 @@ func (h *CardHandler) Provision(ctx caddy.Context) error {
 	}
 	h.cacheControl = "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)
 	h.schemes = h.Security.schemes()
-	h.cache = &renderCache{m: map[string]*card.Rendered{}}
+	h.cache = &renderCache{m: map[string]*servedCard{}}
+	h.cacheControlValue = []string{h.cacheControl}
 	if err := h.provisionSigning(); err != nil {
 		return err
 	}
@@ -340,30 +345,69 @@ func (h *CardHandler) Card(r *http.Request) *a2a.AgentCard {
 	return card.Build(&h.Config, h.Runtime(r))
 }
 
-func (h *CardHandler) rendered(r *http.Request) (*card.Rendered, error) {
-	rt := h.Runtime(r)
+func (h *CardHandler) rendered(r *http.Request) (*servedCard, error) {
+	key := h.cacheKey(r)
 	rc := h.cache
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if c, ok := rc.m[rt.BaseURL]; ok {
+	rc.mu.RLock()
+	c, ok := rc.m[key]
+	rc.mu.RUnlock()
+	if ok {
 		return c, nil
 	}
+	rt := h.Runtime(r)
 	built := card.Build(&h.Config, rt)
 	if err := h.SignCard(built); err != nil {
 		return nil, err
 	}
-	c, err := card.Render(built)
+	rend, err := card.Render(built)
 	if err != nil {
 		return nil, err
 	}
+	c = &servedCard{Rendered: rend, modified: cardModTimes.FirstSeen(rend.Hash)}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
 	if len(rc.m) >= maxCachedHosts {
 		clear(rc.m)
 	}
-	rc.m[rt.BaseURL] = c
+	rc.m[key] = c
 	return c, nil
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
+// servedCard is a rendered card with its Last-Modified time.
+type servedCard struct {
+	*card.Rendered
+	modified time.Time
+}
+
+// cacheKey identifies what the card served to r depends on (its base URL)
+// without building the URL: the raw host, TLS, and the forwarded headers
+// of trusted proxies.
+func (h *CardHandler) cacheKey(r *http.Request) string {
+	if h.PublicURL != "" {
+		return ""
+	}
+	trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+	if !trusted {
+		if r.TLS != nil {
+			return "s|" + r.Host
+		}
+		return r.Host
+	}
+	return "t|" + strconv.FormatBool(r.TLS != nil) + "|" + r.Host + "|" + r.Header.Get("X-Forwarded-Proto") + "|" + r.Header.Get("X-Forwarded-Host")
+}
+
+// etagMatches applies If-None-Match (RFC 9110 §13.1.2: a list of entity
+// tags or "*", weak comparison) to etag.
+func etagMatches(header, etag string) bool {
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
 func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if h.jwks != nil && r.URL.Path == h.JWKSPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		hdr := w.Header()
@@ -383,12 +427,17 @@ func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if err != nil {
 		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("rendering agent card: %w", err))
 	}
-	mod := cardModTimes.FirstSeen(c.Hash)
 	hdr := w.Header()
-	hdr.Set("Content-Type", "application/a2a+json")
-	hdr.Set("Cache-Control", h.cacheControl)
-	hdr.Set("Etag", c.ETag)
-	http.ServeContent(w, r, "", mod, bytes.NewReader(c.Body))
+	hdr["Cache-Control"] = h.cacheControlValue
+	hdr["Etag"] = []string{c.ETag}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, c.ETag) {
+		// The common revalidation, answered without http.ServeContent and
+		// with the headers RFC 9110 §15.4.5 asks of a 304 (as ServeContent).
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	hdr["Content-Type"] = cardContentType
+	http.ServeContent(w, r, "", c.modified, bytes.NewReader(c.Body))
 	return nil
 }
 
