@@ -78,6 +78,7 @@ type SQLite struct {
 
 	w        *writer
 	closed   atomic.Bool
+	ckpt     *checkpointer // copies the WAL into the database file
 	quit     chan struct{} // closed by Close: the writer stops
 	stopped  chan struct{} // closed by the writer when it has returned
 	closeMu  sync.Mutex
@@ -170,7 +171,7 @@ func openSQLite(path string, opts SQLiteOptions) (_ *SQLite, err error) {
 		}
 	}()
 
-	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+busyMS+")&_pragma=synchronous("+syncMode+")")
+	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+busyMS+")&_pragma=synchronous("+syncMode+")&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("opening write connection: %w", err)
 	}
@@ -222,6 +223,11 @@ func openSQLite(path string, opts SQLiteOptions) (_ *SQLite, err error) {
 		}
 	}
 
+	s.ckpt, err = startCheckpointer(base + "?_pragma=busy_timeout(" + busyMS + ")&_pragma=synchronous(" + syncMode + ")")
+	if err != nil {
+		return nil, fmt.Errorf("opening checkpoint connection: %w", err)
+	}
+
 	go s.w.run(s.quit, s.stopped)
 	return s, nil
 }
@@ -268,6 +274,9 @@ func (s *SQLite) closeHandles() error {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
+	}
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.close())
 	}
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
