@@ -33,13 +33,16 @@ type runner struct {
 	commit  string
 
 	fast, slow, respond, bare string // base URLs
+	admin                     string // admin endpoint (pprof goroutine counts)
+	pushLocal, pushRedis      string // sites with push on (local outbox / Redis Streams)
+	redisAddr                 string
 }
 
 const benchToken = "bench-token"
 
 func (r *runner) want(name string) bool { return len(r.only) == 0 || r.only[name] }
 
-func (r *runner) caddyfile(dataDir string, ports [3]int) string {
+func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 	var principals strings.Builder
 	for _, n := range r.listSizes {
 		fmt.Fprintf(&principals, "\t\t\tprincipal lister%d bearer tok-%d\n", n, n)
@@ -54,15 +57,17 @@ func (r *runner) caddyfile(dataDir string, ports [3]int) string {
 			}
 		}
 `
-	return fmt.Sprintf(`{
-	admin off
+	var b strings.Builder
+	fmt.Fprintf(&b, `{
+	admin 127.0.0.1:%d
 	persist_config off
 	grace_period 1s
 	a2a {
 		data_dir %s
 	}
 }
-http://127.0.0.1:%d {
+`, ports[3], dataDir)
+	fmt.Fprintf(&b, `http://127.0.0.1:%d {
 	a2a {
 %s		auth {
 			bearer %s
@@ -72,7 +77,8 @@ http://127.0.0.1:%d {
 		max_concurrent_turns 20000
 	}
 }
-http://127.0.0.1:%d {
+`, ports[0], card, benchToken, principals.String())
+	fmt.Fprintf(&b, `http://127.0.0.1:%d {
 	a2a {
 %s		auth {
 			bearer %s
@@ -86,11 +92,31 @@ http://127.0.0.1:%d {
 		keep_alive 30s
 	}
 }
-http://127.0.0.1:%d {
+`, ports[1], card, benchToken)
+	fmt.Fprintf(&b, `http://127.0.0.1:%d {
 	header Content-Type application/json
 	respond `+"`"+`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED","timestamp":"2026-01-01T00:00:00.000Z"}}}}`+"`"+` 200
 }
-`, dataDir, ports[0], card, benchToken, principals.String(), ports[1], card, benchToken, ports[2])
+`, ports[2])
+	queues := []string{"queue local-file"}
+	sitePorts := []int{ports[4]}
+	if r.redisAddr != "" {
+		queues = append(queues, "queue redis-streams {\n\t\t\t\tredis_url redis://"+r.redisAddr+"/0\n\t\t\t}")
+		sitePorts = append(sitePorts, ports[5])
+	}
+	for i, q := range queues {
+		fmt.Fprintf(&b, `http://127.0.0.1:%d {
+	a2a {
+%s		push {
+			%s
+			allow_private_networks 127.0.0.0/8
+		}
+		max_concurrent_turns 20000
+	}
+}
+`, sitePorts[i], card, q)
+	}
+	return b.String()
 }
 
 func (r *runner) run() error {
@@ -108,7 +134,7 @@ func (r *runner) run() error {
 	if err := r.preload(dataDir); err != nil {
 		return err
 	}
-	var ports [3]int
+	var ports [6]int
 	for i := range ports {
 		if ports[i], err = freePort(); err != nil {
 			return err
@@ -117,6 +143,18 @@ func (r *runner) run() error {
 	r.fast = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	r.slow = fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	r.respond = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
+	r.admin = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
+	r.pushLocal = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
+	if r.want("push") {
+		stopRedis, addr, err := startRedis(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "push over Redis Streams skipped:", err)
+		} else {
+			defer stopRedis()
+			r.redisAddr = addr
+			r.pushRedis = fmt.Sprintf("http://127.0.0.1:%d", ports[5])
+		}
+	}
 	g, err := startGateway(bin, dir, r.caddyfile(dataDir, ports), r.fast+"/health")
 	if err != nil {
 		return err
@@ -139,6 +177,7 @@ func (r *runner) run() error {
 		{"card", r.card},
 		{"get", r.getTask},
 		{"list", r.listTasks},
+		{"push", r.pushDeliveries},
 		{"contexts", func() []result { return r.idleContexts(g) }},
 		{"streams", func() []result { return r.idleStreamsScenario(g) }},
 	} {
@@ -440,7 +479,7 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 	time.Sleep(time.Second)
 	after := g.rssBytes()
 	return []result{{name: fmt.Sprintf("idle SSE streams (%d on running turns)", n), requests: open, errors: errs + len(conns) - open, elapsed: time.Since(start),
-		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn)", float64(after)/(1<<20), float64(after-before)/(1<<20), float64(after-before)/1024/float64(max(open, 1)))}}
+		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn), %d goroutines", float64(after)/(1<<20), float64(after-before)/(1<<20), float64(after-before)/1024/float64(max(open, 1)), r.goroutines())}}
 }
 
 // startBareBaseline serves a bare net/http handler that decodes a
@@ -466,4 +505,18 @@ func startBareBaseline() (func(), string, error) {
 	})}
 	go func() { _ = srv.Serve(l) }()
 	return func() { _ = srv.Close() }, "http://" + l.Addr().String(), nil
+}
+
+// goroutines reads the gateway's goroutine count from the admin pprof
+// endpoint (0 when unavailable).
+func (r *runner) goroutines() int {
+	resp, err := http.Get(r.admin + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var n int
+	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	_, _ = fmt.Sscanf(line, "goroutine profile: total %d", &n)
+	return n
 }
