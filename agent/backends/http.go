@@ -41,12 +41,8 @@ type HTTP struct {
 
 // Validate checks the configuration.
 func (h *HTTP) Validate() error {
-	u, err := url.Parse(h.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("http backend: url must be an absolute http(s) URL")
-	}
-	if u.User != nil {
-		return errors.New("http backend: url must not hold credentials; use a header")
+	if err := checkUpstream(h.URL, "http backend: url", "a header"); err != nil {
+		return err
 	}
 	if h.Timeout < 0 || h.MaxLineBytes < 0 || h.MaxOutputBytes < 0 {
 		return errors.New("http backend: durations and limits must not be negative")
@@ -210,3 +206,16 @@ func classifyTransportErr(ctx context.Context, err error) error {
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 var _ agent.Backend = (*HTTP)(nil)
+
+// checkUpstream requires an absolute http(s) URL without credentials in it;
+// what names the setting, instead the option to use for credentials.
+func checkUpstream(raw, what, instead string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New(what + " must be an absolute http(s) URL")
+	}
+	if u.User != nil {
+		return errors.New(what + " must not hold credentials; use " + instead)
+	}
+	return nil
+}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -69,12 +68,8 @@ type OpenAI struct {
 
 // Validate checks the configuration.
 func (o *OpenAI) Validate() error {
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("openai backend: base URL must be an absolute http(s) URL")
-	}
-	if u.User != nil {
-		return errors.New("openai backend: base URL must not hold credentials; use api_key")
+	if err := checkUpstream(o.BaseURL, "openai backend: base URL", "api_key"); err != nil {
+		return err
 	}
 	if o.Model == "" {
 		return errors.New("openai backend: model is required")
