@@ -13,8 +13,6 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/kylelemons/godebug v1.1.0 // indirect
-
 require (
 	cel.dev/cel-go v0.32.0 // indirect
 	cel.dev/expr v0.25.3 // indirect

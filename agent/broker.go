@@ -19,6 +19,10 @@ type run struct {
 	// write; lazy is the timer of that lazy write.
 	writeMu sync.Mutex
 	lazy    *time.Timer
+	// durable says the SUBMITTED task was stored before the caller heard of
+	// it (streaming, returnImmediately, push): later states are stored at
+	// once too, without waiting for the commit.
+	durable bool
 
 	mu        sync.Mutex
 	task      a2a.Task

@@ -117,6 +117,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	}
 	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
 	first, sub := r.subscribe()
+	r.durable = durable || pushCfg != nil
 	r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
 	go s.execute(runCtx, r, msg, in)
 	return r, first, sub, nil

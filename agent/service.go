@@ -238,34 +238,44 @@ func (h *Hub) SetDrainTimeout(d time.Duration) {
 // Closing reports whether the hub has stopped accepting new turns.
 func (h *Hub) Closing() bool { return h.closing.Load() }
 
+// StopAccepting makes the hub refuse new turns from now on (SendMessage
+// answers that the gateway is shutting down) while running turns go on.
+// The a2a app calls it when the process starts exiting, before the HTTP
+// servers' grace period, so that a request still served then gets a clear
+// error instead of a turn that would be cut short. Close implies it.
+func (h *Hub) StopAccepting() { h.closing.Store(true) }
+
 // Close shuts the runtime down (OPS-3): it stops accepting new turns, lets
-// running ones finish for up to the drain timeout, cancels the rest (they
-// end FAILED with InterruptedMessage), closes every backend session and
-// stops background work. It does not close the store.
+// running ones finish for up to the drain timeout (one deadline for all of
+// them), cancels the rest (they end FAILED with InterruptedMessage, waiting
+// at most 10s more for backends that ignore the cancellation), closes every
+// backend session (per-context processes are terminated with their process
+// group) and stops background work. It does not close the store.
 func (h *Hub) Close() error {
 	h.closeOnce.Do(func() {
 		h.closing.Store(true)
 		h.mu.Lock()
 		drain := h.drain
 		h.mu.Unlock()
-		deadline := time.NewTimer(drain)
-		defer deadline.Stop()
+		// A closed channel, not a timer's: every run waited on sees it.
+		deadline, cancelDrain := context.WithTimeout(context.Background(), drain)
+		defer cancelDrain()
 		for _, r := range h.liveRuns() {
 			select {
 			case <-r.done:
-			case <-deadline.C:
+			case <-deadline.Done():
 			}
 		}
 		pending := h.liveRuns()
 		for _, r := range pending {
 			r.cancel(errShutdown)
 		}
-		hard := time.NewTimer(10 * time.Second)
-		defer hard.Stop()
+		hard, cancelHard := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancelHard()
 		for _, r := range pending {
 			select {
 			case <-r.done:
-			case <-hard.C:
+			case <-hard.Done():
 			}
 		}
 		close(h.stop)

@@ -1375,6 +1375,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		srv.Close()
 		_ = hub.Close()
+		_ = st.Close() // the store's writer and checkpointer are goroutines too
 	}()
 	deadline := time.Now().Add(3 * time.Second)
 	for {

@@ -98,6 +98,11 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	if ctx.Err() != nil {
 		return // canceled meanwhile; the deferred finalize says so
 	}
+	if r.durable {
+		// The caller already knows the task: let listings see it working
+		// at once (a queued write; the final one is durable).
+		s.lazyWrite(r)
+	}
 
 	if err := storeInputs(s.cfg.InputDir, snap.ID, in.attachments); err != nil {
 		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))

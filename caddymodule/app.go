@@ -161,20 +161,33 @@ func loadOrCreateKey(path string) ([]byte, error) {
 // already running.
 func (a *App) Start() error { return a.startPush() }
 
-// Stop implements caddy.App: on exit it stops the push workers; on a reload
-// the next config keeps them.
-func (a *App) Stop() error { return a.stopPush() }
-
-// Cleanup releases the push engines (the last user stops their workers),
-// then the shared state; the last user closes it.
-func (a *App) Cleanup() error {
-	perr := a.releasePush()
-	if a.key == "" {
-		return perr
+// Stop implements caddy.App (OPS-3). On a reload it does nothing: the next
+// config already shares the runtime and the push workers, so running turns,
+// their streams and the workers go on. When the process exits it makes the
+// runtime refuse new turns with a clear error; running turns go on while
+// the HTTP servers wait out their grace_period for open requests, and
+// Cleanup then drains them.
+func (a *App) Stop() error {
+	if caddy.Exiting() && a.shared != nil {
+		a.shared.hub.StopAccepting()
 	}
-	_, err := sharedStates.Delete(a.key)
-	a.key = ""
-	return errors.Join(perr, err)
+	return nil
+}
+
+// Cleanup releases the shared state, then the push engines. On a reload
+// neither is the last reference. On exit the last release of the shared
+// state closes the runtime — running turns get up to shutdown_timeout to
+// finish, the rest end FAILED, backend processes are terminated — and only
+// then do the push workers stop, so that the notifications of the turns
+// that ended during the drain are sent (those not sent stay in the outbox
+// for the next start).
+func (a *App) Cleanup() error {
+	var err error
+	if a.key != "" {
+		_, err = sharedStates.Delete(a.key)
+		a.key = ""
+	}
+	return errors.Join(err, a.releasePush())
 }
 
 var (

@@ -21,6 +21,7 @@ func init() {
 //			data_dir <path>
 //			store sqlite
 //			durability full|normal
+//			shutdown_timeout <duration>
 //		}
 //	}
 func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {

@@ -244,20 +244,9 @@ func (a *App) startPush() error {
 	return nil
 }
 
-// stopPush stops the workers when the process exits; on a reload the next
-// config keeps them (they stop when the last reference goes).
-func (a *App) stopPush() error {
-	if !caddy.Exiting() {
-		return nil
-	}
-	var errs []error
-	for _, r := range a.pushRefs {
-		errs = append(errs, r.engine.Stop(10*time.Second))
-	}
-	return errors.Join(errs...)
-}
-
-// releasePush drops this config's references to the engines.
+// releasePush drops this config's references to the engines; the last
+// reference stops the workers (on exit, after the turns have drained: see
+// App.Cleanup). A reload therefore keeps one running worker set per engine.
 func (a *App) releasePush() error {
 	var errs []error
 	for _, k := range a.pushKeys {

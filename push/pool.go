@@ -200,14 +200,19 @@ func (e *Engine) guard(fn func()) {
 	fn()
 }
 
-// hostOf returns the callback host for logs (never the path or query,
-// which may carry secrets).
-func hostOf(raw string) string {
+// RedactURL returns a callback URL fit for logs: scheme://host/… without
+// user info, path, query or fragment, which may carry secrets. A URL that
+// does not parse gives "invalid URL".
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
+	if err != nil || u.Host == "" {
+		return "invalid URL"
 	}
-	return u.Host
+	out := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		out += "/…"
+	}
+	return out
 }
 
 // deliver makes one attempt and records its outcome.
@@ -230,7 +235,7 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 	}
 	log := e.logger.Check(zap.DebugLevel, "push attempt")
 	if log != nil {
-		log.Write(zap.String("delivery_id", j.ID), zap.String("task_id", j.TaskID), zap.String("host", hostOf(j.URL)),
+		log.Write(zap.String("delivery_id", j.ID), zap.String("task_id", j.TaskID), zap.String("url", RedactURL(j.URL)),
 			zap.Int("attempt", j.Attempts), zap.Int("status", res.Status), zap.String("reason", res.Reason))
 	}
 	switch res.Outcome {
@@ -262,5 +267,5 @@ func (e *Engine) dead(ctx context.Context, j Job, reason string) {
 	}
 	e.stats.DeadLettered.Add(1)
 	e.logger.Info("push delivery dead-lettered", zap.String("delivery_id", j.ID), zap.String("task_id", j.TaskID),
-		zap.String("host", hostOf(j.URL)), zap.Int("attempts", j.Attempts), zap.String("reason", reason))
+		zap.String("url", RedactURL(j.URL)), zap.Int("attempts", j.Attempts), zap.String("reason", reason))
 }

@@ -270,6 +270,29 @@ func (g *Gateway) Reload(site string) {
 	if resp.StatusCode != http.StatusOK {
 		g.t.Fatalf("reload: HTTP %d: %s", resp.StatusCode, b)
 	}
+	g.settle()
+}
+
+// settle waits until new connections reach the server of the new config:
+// Caddy's shared listener can hand a connection accepted at the moment of
+// a reload to the old server, which then closes it unanswered (EOF or
+// reset; it happens with a plain respond route too). Three answered
+// requests in a row on new connections, or 2s, are enough.
+func (g *Gateway) settle() {
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	defer client.CloseIdleConnections()
+	ok := 0
+	for deadline := time.Now().Add(2 * time.Second); ok < 3 && time.Now().Before(deadline); {
+		resp, err := client.Get(g.URL + "/health")
+		if err != nil {
+			ok = 0
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ok++
+	}
 }
 
 // Signal sends sig to the caddy process (not its group).
