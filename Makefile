@@ -34,8 +34,8 @@ test: vet fmt-check
 ## bench: the load harness (gateway vs same-run baselines → docs/benchmarks.md)
 ## and the Go micro-benchmarks of the hot paths
 bench:
-	$(GO) run ./tests/bench -duration 5s -concurrency 32
-	$(GO) test -run '^$$' -bench . -benchmem ./agent/ ./agent/store/
+	$(GO) run ./tests/bench -duration 5s -concurrency 32 -list-sizes 1000,100000,1000000
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./agent/ ./agent/store/ ./push/
 
 clean:
 	rm -rf bin
