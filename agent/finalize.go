@@ -96,7 +96,7 @@ func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts
 		return
 	}
 	fields := []zap.Field{
-		zap.String("task_id", t.ID), zap.String("context_id", t.ContextID), zap.String("principal", r.owner),
+		zap.String("task_id", t.ID), zap.String("context_id", t.ContextID), zap.String("principal", s.principalOf(r.owner)),
 		zap.String("backend", s.cfg.BackendName),
 		zap.Duration("duration", elapsed), zap.String("outcome", string(t.Status.State)),
 		zap.String("correlation_id", corr),

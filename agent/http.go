@@ -27,6 +27,7 @@ func (h *Handler) Service() *Service { return h.svc }
 // whether it did; other requests are left to the caller. principal is the
 // authenticated caller ("" when auth is off).
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) bool {
+	principal = h.svc.owner(principal)
 	if r.URL.Path == "/" || r.URL.Path == "" {
 		if r.Method != http.MethodPost {
 			return false

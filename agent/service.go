@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,10 @@ type Config struct {
 	// BaseURL returns the externally visible base URL ("https://h/") of a
 	// request, for artifact links. Default: from the request (Host, TLS).
 	BaseURL func(r *http.Request) string
+	// OwnerScope, when set, makes every owner "<scope>/<principal>": tasks,
+	// contexts and push configs of endpoints with different scopes never
+	// mix, even for equal principal names. Logs show the bare principal.
+	OwnerScope string
 	// Logger receives one line per turn. Default: no logging.
 	Logger *zap.Logger
 	// Metrics receives the endpoint's Prometheus metrics (OPS-2); nil
@@ -345,4 +350,20 @@ func WithRequest(ctx context.Context, r *http.Request) context.Context {
 func RequestFromContext(ctx context.Context) *http.Request {
 	r, _ := ctx.Value(requestKey{}).(*http.Request)
 	return r
+}
+
+// owner returns the owner id of a principal (see Config.OwnerScope).
+func (s *Service) owner(principal string) string {
+	if s.cfg.OwnerScope == "" {
+		return principal
+	}
+	return s.cfg.OwnerScope + "/" + principal
+}
+
+// principalOf returns the principal of an owner id, for logs.
+func (s *Service) principalOf(owner string) string {
+	if s.cfg.OwnerScope == "" {
+		return owner
+	}
+	return strings.TrimPrefix(owner, s.cfg.OwnerScope+"/")
 }

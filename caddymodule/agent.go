@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -112,6 +113,14 @@ type AgentHandler struct {
 	// AttachmentMediaTypes are the multimodal media types accepted as
 	// attachments (manifest entries). Default: image/* and audio/*.
 	AttachmentMediaTypes []string `json:"attachment_media_types,omitempty"`
+
+	// OwnerScope prefixes every task, context and push-config owner:
+	// "<scope>/<principal>". Sites that share a data directory but not
+	// their callers must have different scopes, or a principal name used
+	// on both (such as "default") would see the other site's tasks.
+	// Default: the card's name. Sites meant to share tasks set the same
+	// value; "-" turns scoping off (the owner is the bare principal).
+	OwnerScope string `json:"owner_scope,omitempty"`
 
 	// Card is the agent's card configuration, used for the authenticated
 	// extended card (GetExtendedAgentCard), its output modes and required
@@ -255,6 +264,16 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		cfg.Push = eng
+	}
+	switch {
+	case h.OwnerScope == "-":
+	case h.OwnerScope != "":
+		cfg.OwnerScope = h.OwnerScope
+	case h.Card != nil:
+		cfg.OwnerScope = h.Card.Name
+	}
+	if strings.Contains(cfg.OwnerScope, "/") {
+		return fmt.Errorf("owner_scope: must not contain '/'")
 	}
 	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
 	return nil

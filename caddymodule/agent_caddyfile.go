@@ -14,6 +14,7 @@ import (
 //
 //	backend <name> [<args…>] { … }
 //	namespace <ns>
+//	owner_scope <scope>|-
 //	context_wait <duration>
 //	idle_timeout <duration>
 //	max_concurrent_turns <n>
@@ -48,6 +49,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		h.BackendRaw = caddyconfig.JSONModuleObject(unm, "backend", name, nil)
 	case "namespace":
 		return true, stringArg(d, &h.Namespace)
+	case "owner_scope":
+		return true, stringArg(d, &h.OwnerScope)
 	case "context_wait":
 		return true, durationArg(d, &h.ContextWait)
 	case "idle_timeout":

@@ -221,6 +221,21 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 	// Record outcomes even while stopping, so a delivered job is not sent again.
 	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	if cc, ok := e.queue.(configChecker); ok {
+		live, err := cc.configLive(rec, j)
+		if err != nil {
+			e.logger.Warn("checking the push config of a delivery", zap.String("delivery_id", j.ID), zap.Error(err))
+		}
+		if !live {
+			// PUSH-1: the config was deleted; its deliveries are dropped,
+			// not dead-lettered.
+			if err := e.queue.Ack(rec, j); err != nil {
+				e.logger.Warn("dropping push delivery", zap.String("delivery_id", j.ID), zap.Error(err))
+			}
+			e.logger.Debug("push delivery dropped: its config was deleted", zap.String("delivery_id", j.ID), zap.String("task_id", j.TaskID))
+			return
+		}
+	}
 	token, err1 := e.keys.Open(j.Token, SecretAAD(j.TaskID, j.ConfigID, "token"))
 	creds, err2 := e.keys.Open(j.Credentials, SecretAAD(j.TaskID, j.ConfigID, "credentials"))
 	if err1 != nil || err2 != nil {

@@ -2,6 +2,7 @@ package push
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +77,34 @@ type Queue interface {
 	Wake()
 	// Close releases connections.
 	Close() error
+}
+
+// configChecker is implemented by queues that can read the push configs.
+// Before each attempt the engine asks whether the config a job was made for
+// still exists, and drops the job when not (PUSH-1: deleting a config drops
+// its pending deliveries, including those already relayed to Redis or
+// claimed before the delete).
+type configChecker interface {
+	configLive(ctx context.Context, j Job) (bool, error)
+}
+
+// configLive reads the job's config (one primary-key lookup). The job is
+// stale when the config is gone, or when a config with the same id was
+// created after the job (the one it was made for was deleted; a config
+// without id gets the task id, so ids are reused). On a read error it says
+// live: the attempt goes ahead (at least once).
+func configLive(ctx context.Context, st store.PushStore, j Job) (bool, error) {
+	c, err := st.GetPushConfig(ctx, j.Owner, j.TaskID, j.ConfigID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	if j.CreatedMS > 0 && c.CreatedAt.UnixMilli() > j.CreatedMS {
+		return false, nil
+	}
+	return true, nil
 }
 
 // Stats are the delivery counters (PUSH-7), shared by every worker of an
@@ -216,4 +245,12 @@ func (q *LocalQueue) Requeue(ctx context.Context, id string) (int, error) {
 // Close does nothing: the store belongs to its opener.
 func (q *LocalQueue) Close() error { return nil }
 
-var _ Queue = (*LocalQueue)(nil)
+// configLive: a job claimed before its config was deleted is not sent.
+func (q *LocalQueue) configLive(ctx context.Context, j Job) (bool, error) {
+	return configLive(ctx, q.st, j)
+}
+
+var (
+	_ Queue         = (*LocalQueue)(nil)
+	_ configChecker = (*LocalQueue)(nil)
+)

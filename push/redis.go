@@ -540,4 +540,17 @@ func (q *RedisQueue) Close() error {
 	return err
 }
 
-var _ Queue = (*RedisQueue)(nil)
+// configLive: jobs already in the stream or the retry set when their config
+// was deleted are dropped (the delete only reaches the SQLite outbox).
+// Without an outbox (a consume-only process) every job is live.
+func (q *RedisQueue) configLive(ctx context.Context, j Job) (bool, error) {
+	if q.outbox == nil {
+		return true, nil
+	}
+	return configLive(ctx, q.outbox, j)
+}
+
+var (
+	_ Queue         = (*RedisQueue)(nil)
+	_ configChecker = (*RedisQueue)(nil)
+)

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -465,7 +466,13 @@ func (a *Authenticator) Authenticate(r *http.Request) (string, bool) {
 			return p, true
 		}
 		if a.jwt != nil {
-			return a.jwt.validate(r.Context(), cred)
+			p, ok := a.jwt.validate(r.Context(), cred)
+			if ok && slices.Contains(a.principals, p) {
+				// A token must not take over a configured principal's tasks
+				// by naming it in `sub` (AUTH-3, AUTH-4).
+				return "", false
+			}
+			return p, ok
 		}
 		return "", false
 	case strings.EqualFold(scheme, "Basic") && a.schemes.Basic:

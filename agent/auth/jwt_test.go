@@ -204,3 +204,21 @@ func TestJWTConfigErrors(t *testing.T) {
 		t.Errorf("duration: %v %v", d, err)
 	}
 }
+
+// TestJWTCannotClaimConfiguredPrincipal: a valid token whose sub names a
+// principal configured with a static credential is refused, so it cannot
+// reach that principal's tasks (AUTH-3, AUTH-4).
+func TestJWTCannotClaimConfiguredPrincipal(t *testing.T) {
+	a, _, err := New(Config{Token: "static-token", JWT: &JWT{Secret: testSecret, Issuer: "https://issuer.example.com", Audience: "a2a-gateway"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := signTok(t, jwt.SigningMethodHS256, "", []byte(testSecret), claims(func(c jwt.MapClaims) { c["sub"] = DefaultPrincipal }))
+	if p, ok := a.Authenticate(bearerReq(tok)); ok {
+		t.Fatalf("token with sub %q authenticated as %q", DefaultPrincipal, p)
+	}
+	good := signTok(t, jwt.SigningMethodHS256, "", []byte(testSecret), claims(nil))
+	if p, ok := a.Authenticate(bearerReq(good)); !ok || p != "alice" {
+		t.Fatalf("a regular token: %q %v", p, ok)
+	}
+}

@@ -131,7 +131,7 @@ func (e *Exec) environ() []string {
 type proc struct {
 	cmd    *exec.Cmd
 	pgid   int
-	stdin  io.WriteCloser
+	stdin  *os.File // pollable pipe: writes honour deadlines (writeLine)
 	lines  chan lineMsg
 	exited chan struct{} // closed once the process is reaped
 	gone   chan struct{} // closed when the proc is discarded (stops readers)
@@ -171,8 +171,9 @@ func (e *Exec) start(cwd string) (*proc, error) {
 		outW.Close()
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	stdin, err := cmd.StdinPipe()
+	// stdin is our own pipe (not cmd.StdinPipe) so that writes to a program
+	// that stops reading can be bounded with a write deadline.
+	inR, stdin, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
@@ -180,7 +181,10 @@ func (e *Exec) start(cwd string) (*proc, error) {
 		errW.Close()
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
 	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
+		inR.Close()
+		stdin.Close()
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -188,6 +192,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 		// The error names the program, not the workspace.
 		return nil, fmt.Errorf("exec: starting %s failed", e.Argv[0])
 	}
+	inR.Close()
 	outW.Close()
 	errW.Close()
 	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, lines: make(chan lineMsg), exited: make(chan struct{}), gone: make(chan struct{}), cwd: cwd}
@@ -203,6 +208,30 @@ func (e *Exec) start(cwd string) (*proc, error) {
 	go e.readStdout(p, outR)
 	go e.logStderr(p, errR)
 	return p, nil
+}
+
+// writeLine writes b to the program's stdin. It gives up when ctx ends or
+// at deadline (zero: no deadline), so a program that stops reading its input
+// cannot pin the caller; the caller then terminates the process (a partial
+// line leaves the stream unusable).
+func (p *proc) writeLine(ctx context.Context, b []byte, deadline time.Time) error {
+	if err := p.stdin.SetWriteDeadline(deadline); err != nil {
+		return err
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		// A deadline in the past wakes a blocked Write at once.
+		_ = p.stdin.SetWriteDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	_, err := p.stdin.Write(b)
+	if !stop() {
+		<-fired // do not let the past deadline outlive this call
+	}
+	if err == nil {
+		_ = p.stdin.SetWriteDeadline(time.Time{})
+	}
+	return err
 }
 
 func (e *Exec) readStdout(p *proc, r *os.File) {
@@ -301,21 +330,35 @@ func (e *Exec) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.E
 		e.terminate(p)
 		return fmt.Errorf("exec: encoding the turn request: %w", err)
 	}
+	var deadline time.Time
+	if e.Timeout > 0 {
+		deadline = time.Now().Add(e.Timeout)
+	}
 	if perContext {
-		if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+		// The turn line carries the whole message and may exceed the pipe
+		// buffer: the write is bounded by the turn's context and timeout.
+		if err := p.writeLine(ctx, append(line, '\n'), deadline); err != nil {
 			e.terminate(p)
 			req.Session.Value = nil
-			return errors.New("exec: the agent process does not read its input")
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				return errKind(agent.ErrorKindTransient, fmt.Errorf("exec: turn timed out after %v", e.Timeout))
+			default:
+				return errors.New("exec: the agent process does not read its input")
+			}
 		}
 	} else {
-		// A program may ignore its stdin: write without blocking the turn.
+		// A program may ignore its stdin: write without blocking the turn
+		// (terminate closes stdin, which ends a blocked write).
 		go func() {
 			_, _ = p.stdin.Write(append(line, '\n'))
 			_ = p.stdin.Close()
 		}()
 		defer e.terminate(p) // reaps, and kills whatever is left
 	}
-	err = e.loop(ctx, p, req, emit, perContext)
+	err = e.loop(ctx, p, req, emit, perContext, deadline)
 	if err != nil && perContext {
 		if alive := e.survives(p); !alive {
 			req.Session.Value = nil
@@ -338,10 +381,10 @@ func (e *Exec) survives(p *proc) bool {
 }
 
 // loop reads the events of one turn.
-func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit agent.Emit, perContext bool) error {
+func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit agent.Emit, perContext bool, deadline time.Time) error {
 	var timeout <-chan time.Time
-	if e.Timeout > 0 {
-		t := time.NewTimer(e.Timeout)
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -429,13 +472,14 @@ func (e *Exec) exitStatus(p *proc, sawEnd bool) error {
 }
 
 // cancel stops the current turn: per context, a cancel line and up to the
-// grace period for the end event; then (or per turn at once) the process
-// group is terminated.
+// grace period (for writing it, and for the end event); then (or per turn at
+// once) the process group is terminated.
 func (e *Exec) cancel(p *proc, taskID string, perContext bool) {
 	if perContext {
 		line, _ := json.Marshal(map[string]any{"v": agent.EventVersion, "type": "cancel", "taskId": taskID})
-		if _, err := p.stdin.Write(append(line, '\n')); err == nil {
-			t := time.NewTimer(e.grace())
+		graceEnd := time.Now().Add(e.grace())
+		if err := p.writeLine(context.Background(), append(line, '\n'), graceEnd); err == nil {
+			t := time.NewTimer(time.Until(graceEnd))
 			defer t.Stop()
 			for {
 				select {

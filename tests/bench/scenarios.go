@@ -208,7 +208,7 @@ func (r *runner) preload(dataDir string) error {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, n := range r.listSizes {
 		fmt.Fprintf(os.Stderr, "preloading %d tasks\n", n)
-		owner := fmt.Sprintf("lister%d", n)
+		owner := fmt.Sprintf("bench-agent/lister%d", n) // "<owner_scope>/<principal>": the scope defaults to the card name
 		var wg sync.WaitGroup
 		errs := make(chan error, 64)
 		for w := 0; w < 64; w++ {
