@@ -127,8 +127,13 @@ func defaultHTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr.TLSHandshakeTimeout = 10 * time.Second
-	return &http.Client{Transport: tr}
+	// Redirects are not followed: credentials set for the agent must not
+	// travel to wherever a response points.
+	return &http.Client{Transport: tr, CheckRedirect: noRedirects}
 }
+
+// noRedirects makes a client return redirect responses as they are.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // CardURL returns the URL to fetch the card from for a user-supplied
 // target: a URL ending in ".json" is the card itself, anything else is a

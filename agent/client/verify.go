@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -32,12 +33,9 @@ func VerifyCard(ctx context.Context, raw []byte, card *a2a.AgentCard, keyFiles [
 		if !ok {
 			kid, path = "", spec
 		}
-		b, err := os.ReadFile(path)
+		b, err := readFileLimited(path, jws.MaxJWKSBytes)
 		if err != nil {
-			return Usagef("--verify-key %s: %v", path, unwrapPathErr(err))
-		}
-		if len(b) > jws.MaxJWKSBytes {
-			return Usagef("--verify-key %s: larger than %d bytes", path, jws.MaxJWKSBytes)
+			return Usagef("--verify-key %s: %v", path, err)
 		}
 		if blk, _ := pem.Decode(b); blk != nil {
 			pub, err := x509.ParsePKIXPublicKey(blk.Bytes)
@@ -66,9 +64,9 @@ func VerifyCard(ctx context.Context, raw []byte, card *a2a.AgentCard, keyFiles [
 			}
 			v.Remote = append(v.Remote, jws.NewRemoteJWKS(jwks, jws.FetchOptions{Timeout: 15 * time.Second}))
 		} else {
-			b, err := os.ReadFile(jwks)
+			b, err := readFileLimited(jwks, jws.MaxJWKSBytes)
 			if err != nil {
-				return Usagef("--jwks %s: %v", jwks, unwrapPathErr(err))
+				return Usagef("--jwks %s: %v", jwks, err)
 			}
 			ks, err := jws.ParseJWKS(b)
 			if err != nil {
@@ -84,4 +82,19 @@ func VerifyCard(ctx context.Context, raw []byte, card *a2a.AgentCard, keyFiles [
 		return protocolf("agent card signature check failed: %v", err)
 	}
 	return nil
+}
+
+// readFileLimited reads a key file of at most limit bytes, checking the
+// size before reading.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathErr(err)
+	}
+	defer f.Close()
+	b, err := readLimited(f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return b, nil
 }

@@ -239,7 +239,8 @@ func (o FetchOptions) client() *http.Client {
 	if t <= 0 {
 		t = 10 * time.Second
 	}
-	return &http.Client{Timeout: t}
+	// No redirects: a JWKS is taken only from the allow-listed origin asked.
+	return &http.Client{Timeout: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // FetchJWKS downloads and parses a JWKS from u (http or https).

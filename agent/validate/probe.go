@@ -49,7 +49,8 @@ func (o FetchOptions) client() *http.Client {
 	if o.Client != nil {
 		return o.Client
 	}
-	return &http.Client{Timeout: o.timeout()}
+	// No redirects: probe credentials stay with the URLs they were given for.
+	return &http.Client{Timeout: o.timeout(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func (o FetchOptions) max() int64 {
