@@ -144,6 +144,9 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		if call.notification {
 			// Nobody listens: the turn (if one started) runs on; no body.
 			if err == nil {
+				if rs, ok := st.(*runStream); ok {
+					rs.cancelOnClose = false // nobody was listening to disconnect
+				}
 				st.Close()
 			}
 			w.WriteHeader(http.StatusNoContent)

@@ -132,6 +132,7 @@ type AgentHandler struct {
 	Push *PushConfig `json:"push,omitempty"`
 
 	backend agent.Backend
+	hub     *agent.Hub
 	handler *agent.Handler
 	logger  *zap.Logger
 }
@@ -275,12 +276,18 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	if strings.Contains(cfg.OwnerScope, "/") {
 		return fmt.Errorf("owner_scope: must not contain '/'")
 	}
+	h.hub = app.shared.hub
 	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
 	return nil
 }
 
 // ServeHTTP answers A2A requests and passes anything else to next.
 func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if caddy.Exiting() {
+		// The process is stopping: refuse new turns even if the a2a app
+		// has not been stopped yet (apps stop in no fixed order).
+		h.hub.StopAccepting()
+	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
 	if h.handler.Serve(w, r, principal) {
 		return nil

@@ -174,20 +174,26 @@ func (a *App) Stop() error {
 	return nil
 }
 
-// Cleanup releases the shared state, then the push engines. On a reload
-// neither is the last reference. On exit the last release of the shared
-// state closes the runtime — running turns get up to shutdown_timeout to
-// finish, the rest end FAILED, backend processes are terminated — and only
-// then do the push workers stop, so that the notifications of the turns
-// that ended during the drain are sent (those not sent stay in the outbox
-// for the next start).
+// Cleanup releases the push engines and the shared state. On a reload
+// neither is the last reference. On exit, in this order: the runtime is
+// closed — running turns get up to shutdown_timeout to finish, the rest end
+// FAILED, backend processes are terminated — then the push workers stop (so
+// the notifications of turns that ended during the drain are sent; those
+// not sent stay queued for the next start), then the store is closed.
 func (a *App) Cleanup() error {
-	var err error
-	if a.key != "" {
-		_, err = sharedStates.Delete(a.key)
-		a.key = ""
+	if a.key == "" {
+		return a.releasePush()
 	}
-	return errors.Join(err, a.releasePush())
+	if n, ok := sharedStates.References(a.key); ok && n == 1 && a.shared != nil {
+		// Last user: drain the turns first (their final states queue push
+		// jobs), then stop the push workers, and only then close the store
+		// they read from (in Destruct).
+		_ = a.shared.hub.Close()
+	}
+	perr := a.releasePush()
+	_, err := sharedStates.Delete(a.key)
+	a.key = ""
+	return errors.Join(perr, err)
 }
 
 var (

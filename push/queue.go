@@ -30,6 +30,10 @@ type Job struct {
 	Attempts int `json:"attempts"`
 	// CreatedMS is when the triggering state change was stored (Unix ms).
 	CreatedMS int64 `json:"created"`
+	// Origin identifies the queue (process) that relayed the job to a
+	// shared stream; only that process can see the job's config in its
+	// store, so only it drops jobs whose config was deleted.
+	Origin string `json:"origin,omitempty"`
 
 	handle string // queue-specific: stream entry id
 }

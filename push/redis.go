@@ -2,6 +2,8 @@ package push
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,6 +125,7 @@ type RedisQueue struct {
 	outbox store.PushStore // relay source; nil: no relay (CLI, tests)
 	logger *zap.Logger
 
+	origin    string // random id of this queue, stamped on the jobs it relays
 	wake      chan struct{}
 	reclaimed chan redis.XMessage
 	ownsConn  bool
@@ -135,7 +138,7 @@ func NewRedisQueue(rdb redis.UniversalClient, opts RedisOptions, outbox store.Pu
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &RedisQueue{rdb: rdb, opts: opts.WithDefaults(), outbox: outbox, logger: logger,
+	return &RedisQueue{rdb: rdb, opts: opts.WithDefaults(), outbox: outbox, logger: logger, origin: randomOrigin(),
 		wake: make(chan struct{}, 1), reclaimed: make(chan redis.XMessage, 1024)}
 }
 
@@ -260,6 +263,7 @@ func (q *RedisQueue) relayOnce(ctx context.Context) (int, error) {
 	ids := make([]string, len(js))
 	for i, sj := range js {
 		j := fromStoreJob(sj)
+		j.Origin = q.origin
 		b, err := json.Marshal(j)
 		if err != nil {
 			return 0, err
@@ -543,8 +547,12 @@ func (q *RedisQueue) Close() error {
 // configLive: jobs already in the stream or the retry set when their config
 // was deleted are dropped (the delete only reaches the SQLite outbox).
 // Without an outbox (a consume-only process) every job is live.
+//
+// Several gateways may share one stream, each with its own store: a job
+// relayed by another process (or by this one before a restart) is not in
+// this store and is delivered as it is.
 func (q *RedisQueue) configLive(ctx context.Context, j Job) (bool, error) {
-	if q.outbox == nil {
+	if q.outbox == nil || j.Origin != q.origin {
 		return true, nil
 	}
 	return configLive(ctx, q.outbox, j)
@@ -554,3 +562,10 @@ var (
 	_ Queue         = (*RedisQueue)(nil)
 	_ configChecker = (*RedisQueue)(nil)
 )
+
+// randomOrigin returns a random id for a queue instance.
+func randomOrigin() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
