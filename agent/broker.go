@@ -116,9 +116,22 @@ type subscriber struct {
 	closed bool
 }
 
+// maxSubscriberQueue bounds the events waiting for one stream; a reader
+// that falls this far behind is disconnected instead of buffering a whole
+// turn's output in memory.
+const maxSubscriberQueue = 8192
+
 func (s *subscriber) push(ev a2a.StreamResponse) {
 	s.mu.Lock()
-	s.queue = append(s.queue, ev)
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if len(s.queue) >= maxSubscriberQueue {
+		s.queue, s.closed = nil, true
+	} else {
+		s.queue = append(s.queue, ev)
+	}
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:

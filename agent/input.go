@@ -160,7 +160,7 @@ func (l InputLimits) withDefaults() InputLimits {
 		l.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if len(l.MediaTypes) == 0 {
-		l.MediaTypes = []string{"image/*", "audio/*"}
+		l.MediaTypes = DefaultAttachmentTypes()
 	}
 	return l
 }
@@ -563,3 +563,11 @@ func (s *Service) prepareInput(ctx context.Context, m *a2a.Message) (*turnInput,
 	}
 	return in, nil
 }
+
+// DefaultAttachmentTypes are the multimodal media types accepted as
+// attachments when none are configured: images and audio.
+func DefaultAttachmentTypes() []string { return []string{"image/*", "audio/*"} }
+
+// TextLike reports whether a media type is read as prompt text by default
+// (text/*, JSON, YAML, TOML, XML, Markdown and their +json/+yaml/+xml kin).
+func TextLike(t string) bool { return InputLimits{}.textLike(t) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -193,7 +194,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		InputDir:              filepath.Join(app.shared.dataDir, "inputs"),
 		Input: agent.InputLimits{
 			MaxTextBytes: h.MaxTextPartSize, MaxInlineBytes: h.MaxInlinePartSize, MaxFileBytes: h.MaxFilePartSize,
-			TextTypes: h.TextMediaTypes, MediaTypes: h.AttachmentMediaTypes,
+			TextTypes: h.TextMediaTypes, MediaTypes: h.attachmentTypes(),
 		},
 		BaseURL: func(r *http.Request) string {
 			trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
@@ -299,3 +300,19 @@ var (
 	_ caddy.Provisioner           = (*AgentHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*AgentHandler)(nil)
 )
+
+// attachmentTypes are the configured attachment media types or, by
+// default, images, audio and every non-text input mode the card advertises
+// (so a card that lists application/octet-stream accepts such parts).
+func (h *AgentHandler) attachmentTypes() []string {
+	if len(h.AttachmentMediaTypes) > 0 || h.Card == nil {
+		return h.AttachmentMediaTypes
+	}
+	types := agent.DefaultAttachmentTypes()
+	for _, m := range h.Card.InputModes {
+		if !agent.TextLike(m) && !slices.Contains(types, m) {
+			types = append(types, m)
+		}
+	}
+	return types
+}

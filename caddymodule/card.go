@@ -363,7 +363,16 @@ func (h *CardHandler) rendered(r *http.Request) (*servedCard, error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &servedCard{Rendered: rend, modified: cardModTimes.FirstSeen(rend.Hash)}
+	// Last-Modified follows the card's content, not the host it is served
+	// for: the first-seen time of the card rendered for a fixed base URL.
+	// Hosts a client makes up neither move it nor add entries to the store.
+	canon := rt
+	canon.BaseURL = "https://agent.invalid/"
+	ch, err := card.Render(card.Build(&h.Config, canon))
+	if err != nil {
+		return nil, err
+	}
+	c = &servedCard{Rendered: rend, modified: cardModTimes.FirstSeen(ch.Hash)}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if len(rc.m) >= maxCachedHosts {
