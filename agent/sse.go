@@ -3,14 +3,11 @@ package agent
 import (
 	"context"
 	"net/http"
-	"sync"
-	"time"
 )
 
 // sseWriter writes Server-Sent Events, one JSON document per data line,
 // flushing each event at once.
 type sseWriter struct {
-	mu sync.Mutex
 	w  http.ResponseWriter
 	rc *http.ResponseController
 	// err is the first write error; later writes are skipped.
@@ -38,8 +35,6 @@ func (s *sseWriter) flush() {
 
 // data writes one event whose data line is doc (a single-line JSON document).
 func (s *sseWriter) data(doc []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
@@ -55,26 +50,17 @@ func (s *sseWriter) data(doc []byte) error {
 	return s.err
 }
 
-// keepAlive writes a comment every interval until ctx is done.
-func (s *sseWriter) keepAlive(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.mu.Lock()
-			if s.err == nil && ctx.Err() == nil {
-				if _, err := s.w.Write([]byte(": keep-alive\n\n")); err != nil {
-					s.err = err
-				} else {
-					s.flush()
-				}
-			}
-			s.mu.Unlock()
-		}
+// comment writes a keep-alive comment line.
+func (s *sseWriter) comment() error {
+	if s.err != nil {
+		return s.err
 	}
+	if _, err := s.w.Write([]byte(": keep-alive\n\n")); err != nil {
+		s.err = err
+		return err
+	}
+	s.flush()
+	return s.err
 }
 
 // pump writes every event of st, each rendered by render, with keep-alive
@@ -83,22 +69,25 @@ func (h *Handler) pump(ctx context.Context, sw *sseWriter, st Stream, render fun
 	defer st.Close()
 	h.svc.hub.streams.Add(1)
 	defer h.svc.hub.streams.Add(-1)
-	kctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sw.keepAlive(kctx, h.svc.cfg.KeepAlive)
-	}()
-	// The writer must not be touched once the handler returns: stop the
-	// keep-alive goroutine and wait for it first.
-	defer func() { stop(); <-done }()
+	every := h.svc.cfg.KeepAlive
 	for {
-		ev, ok := st.Next(ctx)
-		if !ok {
+		// Wait for the next event at most one keep-alive interval; on an
+		// idle stream send a comment instead (no goroutine per stream).
+		wctx, cancel := context.WithTimeout(ctx, every)
+		ev, ok := st.Next(wctx)
+		idle := !ok && ctx.Err() == nil && wctx.Err() != nil
+		cancel()
+		switch {
+		case idle:
+			if err := sw.comment(); err != nil {
+				return
+			}
+		case !ok:
 			return
-		}
-		if err := sw.data(render(ev)); err != nil {
-			return
+		default:
+			if err := sw.data(render(ev)); err != nil {
+				return
+			}
 		}
 	}
 }
