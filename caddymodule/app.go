@@ -15,6 +15,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
+	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
 func init() {
@@ -50,8 +51,9 @@ type App struct {
 	logger *zap.Logger
 
 	// Push engines this config uses (push.go): pool keys and references.
-	pushKeys []string
-	pushRefs []*pushEngineRef
+	pushKeys     []string
+	pushSettings []push.Settings // per pushKeys entry, to refuse conflicting sites
+	pushRefs     []*pushEngineRef
 }
 
 // CaddyModule returns the Caddy module information.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -224,7 +225,17 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 		return nil, err
 	}
 	ref := val.(*pushEngineRef)
+	for i, k := range a.pushKeys {
+		// Sites of one config share the engine of a data directory (and
+		// queue): its delivery settings — the address allow-list above
+		// all — must not depend on which site was provisioned last.
+		if k == key && !reflect.DeepEqual(a.pushSettings[i], settings) {
+			_, _ = pushEngines.Delete(key)
+			return nil, errors.New("push: sites sharing a data directory and queue must use the same push settings (allow_private_networks, timeout, retries)")
+		}
+	}
 	ref.engine.Update(settings)
+	a.pushSettings = append(a.pushSettings, settings)
 	a.pushKeys = append(a.pushKeys, key)
 	a.pushRefs = append(a.pushRefs, ref)
 	return ref.engine, nil
