@@ -298,8 +298,8 @@ func jsonKind(k string) string {
 	return k
 }
 
-// sanitizeDecodeError keeps the message of our own enum decoders and hides
-// anything else behind a generic text.
+// sanitizeDecodeError returns a decode error's text, cut to 200 bytes: it
+// names JSON syntax and types, never request content beyond that.
 func sanitizeDecodeError(err error) string {
 	msg := err.Error()
 	if len(msg) > 200 {

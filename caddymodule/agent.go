@@ -241,7 +241,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		cardHandler := h.Card
 		cfg.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
 		if h.Card.Runtime(nil).AuthEnabled() {
-			details := h.runtimeDetails(app)
+			details := h.runtimeDetails(app, cfg.WithDefaults())
 			cfg.ExtendedCard = func(ctx context.Context) (*a2a.AgentCard, error) {
 				r := agent.RequestFromContext(ctx)
 				if r == nil {

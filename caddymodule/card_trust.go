@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
@@ -30,31 +31,17 @@ func gatewayVersion() string {
 	return "unknown"
 }
 
-func orDefaultInt(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-func orDefaultInt64(v, def int64) int64 {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
 // runtimeDetails collects what the extended card reports (CARD-8): names
 // of backends and numeric limits only.
-func (h *AgentHandler) runtimeDetails(app *App) card.RuntimeDetails {
+func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config) card.RuntimeDetails {
 	d := card.RuntimeDetails{
 		Bindings: []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON},
 		Store:    app.Store,
 		Push:     "disabled",
 		Limits: map[string]int64{
-			"max_concurrent_turns": int64(orDefaultInt(h.MaxConcurrentTurns, 64)),
-			"max_body_bytes":       orDefaultInt64(h.MaxBodySize, 32<<20),
-			"history_limit":        int64(orDefaultInt(h.HistoryLimit, 100)),
+			"max_concurrent_turns": int64(eff.MaxConcurrentTurns),
+			"max_body_bytes":       eff.MaxBodyBytes,
+			"history_limit":        int64(eff.HistoryLimit),
 		},
 		GatewayVersion: gatewayVersion(),
 		Started:        processStart,
