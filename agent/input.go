@@ -195,6 +195,10 @@ type turnInput struct {
 	attachments []Attachment
 	credentials map[string]any
 	baseURL     string // of the request that started the turn, for artifact URLs
+	// cwd is the resolved workspace, checked once for file URLs and the
+	// turn alike; badCwd says metadata.<ns>.cwd was not acceptable.
+	cwd    string
+	badCwd bool
 }
 
 // prompt returns the text followed by the attachment manifest.
@@ -540,10 +544,12 @@ func (s *Service) prepareInput(ctx context.Context, m *a2a.Message) (*turnInput,
 	if err != nil {
 		cwd = "" // the turn fails with the invalid-workspace message
 	}
+	badCwd := err != nil
 	in, err := buildInput(m, s.cfg.Input, cwd, s.cfg.Workspace)
 	if err != nil {
 		return nil, err
 	}
+	in.cwd, in.badCwd = cwd, badCwd
 	if inner, ok := m.Metadata[s.cfg.Namespace].(map[string]any); ok {
 		for _, k := range s.cfg.SensitiveMetadataKeys {
 			if v, ok := inner[k]; ok {

@@ -63,9 +63,8 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}()
 
 	ns := s.cfg.Namespace
-	rawCwd, _ := metadataString(msg.Metadata, ns, "cwd")
-	cwd, err := s.cfg.Workspace.Resolve(rawCwd)
-	if err != nil {
+	cwd := in.cwd
+	if in.badCwd {
 		text = msgInvalidWorkspace
 		return
 	}
