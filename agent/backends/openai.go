@@ -93,17 +93,17 @@ type conversation struct {
 	Messages []ChatMessage `json:"messages"`
 }
 
+// load decodes the conversation from the session state each turn rather
+// than keeping a decoded copy beside it: an idle context then holds the
+// conversation once (RPC-6's memory budget), and a model call dwarfs the
+// decode.
 func (o *OpenAI) load(s *agent.Session) *conversation {
-	if c, ok := s.Value.(*conversation); ok {
-		return c
-	}
 	c := &conversation{}
 	if len(s.State) > 0 {
 		if err := json.Unmarshal(s.State, c); err != nil {
 			c = &conversation{} // unreadable state: start over
 		}
 	}
-	s.Value = c
 	return c
 }
 
