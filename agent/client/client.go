@@ -20,6 +20,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 // Size limits for what the client reads.
@@ -33,7 +34,7 @@ const (
 )
 
 // WellKnownCardPath is where the Agent Card is served.
-const WellKnownCardPath = "/.well-known/agent-card.json"
+const WellKnownCardPath = card.WellKnownPath
 
 // Auth holds the credentials the client sends. Empty fields are not sent.
 type Auth struct {
@@ -139,17 +140,11 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 // target: a URL ending in ".json" is the card itself, anything else is a
 // base URL under which the well-known path is appended.
 func CardURL(target string) (string, error) {
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := card.DiscoveryURL(target)
+	if err != nil {
 		return "", Usagef("invalid agent URL %q: want http(s)://host[:port][/path]", redactURL(target))
 	}
-	u.User = nil
-	if strings.HasSuffix(u.Path, ".json") {
-		return u.String(), nil
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + WellKnownCardPath
-	u.RawQuery, u.Fragment = "", ""
-	return u.String(), nil
+	return u, nil
 }
 
 // redactURL drops user info and the query from a URL for messages.

@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 // Fetch limits.
@@ -70,15 +72,15 @@ func redact(u string) string {
 	return pu.Scheme + "://" + pu.Host + pu.EscapedPath()
 }
 
-// CardURL turns a site URL into its well-known card URL: a URL with an
-// empty path or "/" gets /.well-known/agent-card.json appended.
+// CardURL turns a target into the URL its card is fetched from, by the same
+// rule as the client (card.DiscoveryURL): a path ending in ".json" is the
+// card itself, anything else gets /.well-known/agent-card.json appended.
+// A target that is not an absolute http(s) URL is returned as it is.
 func CardURL(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil || (pu.Path != "" && pu.Path != "/") {
-		return u
+	if d, err := card.DiscoveryURL(u); err == nil {
+		return d
 	}
-	pu.Path = "/.well-known/agent-card.json"
-	return pu.String()
+	return u
 }
 
 // Fetch downloads a card (GET, Accept application/a2a+json) with a
