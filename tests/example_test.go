@@ -1,0 +1,87 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
+
+// TestExampleRunsAsShipped is the newcomer's path (BUILD-2): the binary runs
+// Caddyfile.example unchanged — echo backend, SQLite store and local push
+// queue under the data folder, no TLS — and answers health, the iac-code
+// card (CARD-5) and a SendMessage.
+func TestExampleRunsAsShipped(t *testing.T) {
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	cmd := exec.Command(harness.Binary(t), "run", "--config", filepath.Join(harness.RepoRoot(), "Caddyfile.example"), "--adapter", "caddyfile")
+	cmd.Dir = dir
+	cmd.Env = harness.Env(dir, fmt.Sprintf("A2A_ADDR=127.0.0.1:%d", port), "A2A_DATA_DIR="+filepath.Join(dir, "data"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("example did not become healthy:\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return string(b)
+	}
+	card := get("/.well-known/agent-card.json")
+	for _, want := range []string{`"name":"iac-code"`, `"id":"terraform_ros_conversion"`, `"url":"` + base + `/"`, `"pushNotifications":true`, `urn:iac-code:a2a:artifact-metadata:v1`} {
+		if !strings.Contains(card, want) {
+			t.Errorf("example card lacks %s:\n%s", want, card)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC"}]}}}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if !strings.Contains(string(b), "TASK_STATE_INPUT_REQUIRED") || !strings.Contains(string(b), "Echo: Create a VPC") {
+		t.Fatalf("SendMessage on the example: %s", b)
+	}
+}
