@@ -72,12 +72,8 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		text = msgTextOnly
 		return
 	}
-	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
-		text = msgBusy
-		return
-	}
-	defer func() { <-s.slots }()
-
+	// The context lease first, then a concurrency slot: a message waiting
+	// for its busy context must not hold a slot other contexts could use.
 	c, ok := s.contextFor(ctx, r.owner, msg.ContextID, cwd)
 	if !ok {
 		text = msgOtherWorkspace
@@ -92,6 +88,11 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		return
 	}
 	defer c.release()
+	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
+		text = msgBusy
+		return
+	}
+	defer func() { <-s.slots }()
 
 	snap := s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
 	if ctx.Err() != nil {
