@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -64,16 +63,9 @@ func (HTTPBackend) CaddyModule() caddy.ModuleInfo {
 // Provision loads the transport and builds the backend.
 func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
-	if b.TransportRaw == nil {
-		b.TransportRaw = json.RawMessage(`{"protocol":"http"}`)
-	}
-	mod, err := ctx.LoadModule(b, "TransportRaw")
+	rt, err := loadTransport(ctx, b, &b.TransportRaw, "http")
 	if err != nil {
-		return fmt.Errorf("backend http: loading transport: %w", err)
-	}
-	rt, ok := mod.(http.RoundTripper)
-	if !ok {
-		return fmt.Errorf("backend http: transport %T cannot send requests", mod)
+		return err
 	}
 	hdr := http.Header{}
 	for k, vs := range b.Headers {

@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -84,16 +83,9 @@ func (OpenAIBackend) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the key and loads the transport.
 func (b *OpenAIBackend) Provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
-	if b.TransportRaw == nil {
-		b.TransportRaw = json.RawMessage(`{"protocol":"http"}`)
-	}
-	mod, err := ctx.LoadModule(b, "TransportRaw")
+	rt, err := loadTransport(ctx, b, &b.TransportRaw, "openai")
 	if err != nil {
-		return fmt.Errorf("backend openai: loading transport: %w", err)
-	}
-	rt, ok := mod.(http.RoundTripper)
-	if !ok {
-		return fmt.Errorf("backend openai: transport %T cannot send requests", mod)
+		return err
 	}
 	key := repl.ReplaceAll(b.APIKey, "")
 	if key == "" {
