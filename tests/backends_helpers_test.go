@@ -78,7 +78,15 @@ func bkStream(t *testing.T, url string, msg map[string]any) <-chan map[string]an
 // bkStreamAs is bkStream with a bearer token ("" for none).
 func bkStreamAs(t *testing.T, url, token string, msg map[string]any) <-chan map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": map[string]any{"message": msg}})
+	return streamResults(t, url, token, map[string]any{"message": msg})
+}
+
+// streamResults opens SendStreamingMessage with params (and a bearer token,
+// "" for none) and returns a channel of the stream's results — an error
+// event arrives as {"error": …} — closed at the end of the stream.
+func streamResults(t *testing.T, url, token string, params map[string]any) <-chan map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": params})
 	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -108,8 +116,14 @@ func bkStreamAs(t *testing.T, url, token string, msg map[string]any) <-chan map[
 			}
 			var doc struct {
 				Result map[string]any `json:"result"`
+				Error  map[string]any `json:"error"`
 			}
-			if json.Unmarshal([]byte(line), &doc) == nil && doc.Result != nil {
+			if json.Unmarshal([]byte(line), &doc) != nil {
+				continue
+			}
+			if doc.Error != nil {
+				ch <- map[string]any{"error": doc.Error}
+			} else if doc.Result != nil {
 				ch <- doc.Result
 			}
 		}

@@ -6,7 +6,6 @@ package tests
 // goroutines.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -288,46 +287,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 // end of the stream.
 func opsStreamRaw(t *testing.T, url string, params map[string]any) <-chan map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": params})
-	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("stream: %v", err)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("stream: Content-Type %q: %s", ct, b)
-	}
-	ch := make(chan map[string]any, 256)
-	go func() {
-		defer close(ch)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			var doc struct {
-				Result map[string]any `json:"result"`
-				Error  map[string]any `json:"error"`
-			}
-			if json.Unmarshal([]byte(line), &doc) != nil {
-				continue
-			}
-			if doc.Error != nil {
-				ch <- map[string]any{"error": doc.Error}
-			} else if doc.Result != nil {
-				ch <- doc.Result
-			}
-		}
-	}()
-	return ch
+	return streamResults(t, url, "", params)
 }
 
 // Several reloads leave the goroutine count flat: no worker set, janitor,
