@@ -137,12 +137,12 @@ func (s *Service) storePayload(r *run, ts *turnState, id string, ev Event) (a2a.
 		ts.stored = map[string]storedArtifact{}
 	}
 	ts.stored[id] = sa
-	snap := r.snapshot()
+	taskID, _ := r.ids()
 	var link string
 	if s.cfg.ArtifactURLs == "file" {
 		link = (&url.URL{Scheme: "file", Path: artifactPath(s.cfg.ArtifactDir, sha)}).String()
 	} else {
-		link = strings.TrimSuffix(ts.baseURL, "/") + "/artifacts/" + url.PathEscape(snap.ID) + "/" + url.PathEscape(id)
+		link = strings.TrimSuffix(ts.baseURL, "/") + "/artifacts/" + url.PathEscape(taskID) + "/" + url.PathEscape(id)
 	}
 	md := map[string]any{"mediaType": sa.mediaType, "byteSize": sa.size, "sha256": sha}
 	part := a2a.Part{URL: link, MediaType: sa.mediaType, Filename: sa.filename}

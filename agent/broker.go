@@ -43,6 +43,14 @@ func (r *run) snapshot() a2a.Task {
 	return cloneTask(&r.task)
 }
 
+// ids returns the task's id and context id (both fixed for a run) without
+// copying the task.
+func (r *run) ids() (id, contextID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.task.ID, r.task.ContextID
+}
+
 // publish applies change to the live task (when non-nil) and delivers ev to
 // every subscriber, atomically with respect to subscribe. Once the final
 // state is decided, only publishFinal gets through.

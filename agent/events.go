@@ -36,8 +36,8 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 			return nil
 		}
 		ts.text.WriteString(ev.Text)
-		snap := r.snapshot()
-		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMessage(snap.ContextID, snap.ID, ev.Text)}, nil)
+		id, ctxID := r.ids()
+		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMessage(ctxID, id, ev.Text)}, nil)
 	case EventTool:
 		if ts.direct != nil {
 			return errContentAfterMessage
@@ -129,8 +129,8 @@ func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
 		return nil
 	}
 	art := a2a.Artifact{ArtifactID: id, Name: ev.Name, Parts: parts, Metadata: md}
-	snap := r.snapshot()
-	upd := &a2a.TaskArtifactUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Artifact: art, Append: appendParts, LastChunk: ev.LastChunk}
+	taskID, ctxID := r.ids()
+	upd := &a2a.TaskArtifactUpdateEvent{TaskID: taskID, ContextID: ctxID, Artifact: art, Append: appendParts, LastChunk: ev.LastChunk}
 	r.publish(a2a.StreamResponse{ArtifactUpdate: upd}, func(t *a2a.Task) {
 		for i := range t.Artifacts {
 			if t.Artifacts[i].ArtifactID == id {

@@ -64,12 +64,11 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 }
 
 // publishStatus sets the live status and publishes a status update; a zero
-// timestamp is filled in. It returns the task after the change.
-func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) a2a.Task {
+// timestamp is filled in.
+func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) {
 	if st.Timestamp == "" {
 		st.Timestamp = a2a.Timestamp(time.Now())
 	}
-	var out a2a.Task
 	r.mu.Lock()
 	id, ctxID, prev := r.task.ID, r.task.ContextID, r.task.Status.State
 	r.mu.Unlock()
@@ -77,17 +76,9 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) a2
 		s.cfg.Metrics.transition(st.State)
 	}
 	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: ctxID, Status: st, Metadata: md}}
-	r.publish(ev, func(t *a2a.Task) {
-		t.Status = st
-		out = cloneTask(t)
-	})
-	return out
+	r.publish(ev, func(t *a2a.Task) { t.Status = st })
 }
 
-// logTurn records a finished turn: the turn duration metric and one info
-// line (OPS-1) with task, context, principal, backend, duration, outcome,
-// correlation id and, when the backend reported usage, tokens. It never
-// logs prompt or answer text.
 func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts *turnState) {
 	elapsed := time.Since(started)
 	s.cfg.Metrics.turnEnded(s.cfg.BackendName, t.Status.State, elapsed)

@@ -94,7 +94,8 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}
 	defer func() { <-s.slots }()
 
-	snap := s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
+	s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
+	taskID, ctxID := r.ids()
 	if ctx.Err() != nil {
 		return // canceled meanwhile; the deferred finalize says so
 	}
@@ -104,19 +105,19 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		s.lazyWrite(r)
 	}
 
-	if err := storeInputs(s.cfg.InputDir, snap.ID, in.attachments); err != nil {
+	if err := storeInputs(s.cfg.InputDir, taskID, in.attachments); err != nil {
 		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))
 		text = internalMessage(corr)
 		return
 	}
-	treq := &TurnRequest{V: EventVersion, Type: "turn", ContextID: snap.ContextID, TaskID: snap.ID, MessageID: msg.MessageID,
+	treq := &TurnRequest{V: EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
 		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
 		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
 	before := c.session.State
 	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev Event) error { return s.onEvent(ctx, r, ts, ev) })
 	state, text = s.outcome(ctx, ts, runErr, corr)
 	if !bytes.Equal(before, c.session.State) {
-		s.saveSessionState(ctx, r.owner, snap.ContextID, c)
+		s.saveSessionState(ctx, r.owner, ctxID, c)
 	}
 }
 
