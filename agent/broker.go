@@ -96,6 +96,20 @@ func (r *run) subscribe() (a2a.Task, *subscriber) {
 	return cloneTask(&r.task), s
 }
 
+// subscribeLive is subscribe for SubscribeToTask: ok is false (and nothing
+// is registered) once the run's final state is decided, when the caller
+// must wait for done and read the stored task instead.
+func (r *run) subscribeLive() (a2a.Task, *subscriber, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finalized || r.finished {
+		return a2a.Task{}, nil, false
+	}
+	s := &subscriber{notify: make(chan struct{}, 1), run: r}
+	r.subs[s] = struct{}{}
+	return cloneTask(&r.task), s, true
+}
+
 func (r *run) unsubscribe(s *subscriber) {
 	r.mu.Lock()
 	delete(r.subs, s)

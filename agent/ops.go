@@ -196,10 +196,12 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 	}
 	// Hold the task id while canceling so a follow-up cannot start a turn
 	// on it at the same time; if one just did, cancel that turn instead.
+	// Streams waiting on the task join the guard and get its CANCELED event.
 	guard := newRun(owner, t, func(error) {})
 	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
 		return s.CancelTask(ctx, owner, req)
 	}
+	s.hub.adopt(guard)
 	defer func() {
 		s.hub.runs.Delete(t.ID)
 		guard.finish()
@@ -210,15 +212,22 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 	if t.Status.State.Terminal() {
 		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
 	}
-	snap := s.finalizeCanceled(ctx, owner, *t)
+	snap := s.finalizeCanceled(ctx, owner, *t, guard)
 	out := s.trimTask(snap, nil, true)
 	return &out, nil
 }
 
-// finalizeCanceled stores t as CANCELED and returns it.
-func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task) a2a.Task {
+// finalizeCanceled stores t as CANCELED, publishes the CANCELED status
+// update to the streams of guard (the run holding the task id) and returns
+// the task.
+func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task, guard *run) a2a.Task {
 	t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentMessage(t.ContextID, t.ID, "Task canceled."), Timestamp: a2a.Timestamp(time.Now())}
 	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
+	guard.mu.Lock()
+	guard.finalized = true
+	guard.mu.Unlock()
+	final := t
+	guard.publishFinal(ev, func(gt *a2a.Task) { *gt = cloneTask(&final) })
 	if err := s.storeFinal(context.WithoutCancel(ctx), owner, &t, ev); err != nil {
 		s.cfg.Logger.Error("storing canceled task", errField(err))
 	}
@@ -226,34 +235,47 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 	return t
 }
 
-// SubscribeToTask streams a task's events (RPC-11): a running task gives its
-// Task then every later event; an interrupted one gives its Task and ends.
+// SubscribeToTask streams a task's events (RPC-11): the Task first, then
+// every later event. A running task's stream ends with its turn. An
+// interrupted (input-required or auth-required) task's stream stays open
+// until a follow-up turn of the task ends, carrying all of that turn's
+// events; without one within SubscribeIdleTimeout it ends after a final Task
+// snapshot.
 func (s *Service) SubscribeToTask(ctx context.Context, owner string, req *a2a.SubscribeToTaskRequest) (Stream, error) {
 	if err := checkID("id", req.ID); err != nil {
 		return nil, err
 	}
-	if v, ok := s.hub.runs.Load(req.ID); ok {
-		r := v.(*run)
-		if r.owner != owner {
-			return nil, a2a.ErrTaskNotFound(req.ID)
-		}
-		first, sub := r.subscribe()
-		if first.Status.State.Terminal() {
-			r.unsubscribe(sub)
-			return nil, a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
+	for {
+		r, first, sub, w, err := s.hub.subscribeOrWait(req.ID, owner)
+		switch {
+		case err != nil:
+			return nil, err
+		case w != nil:
+			return s.subscribeWaiting(ctx, w)
+		case r == nil:
+			// Shutting down: no turn can move the task on any more.
+			t, err := s.loadTask(ctx, owner, req.ID)
+			if err != nil {
+				return nil, err
+			}
+			if t.Status.State.Terminal() {
+				return nil, a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
+			}
+			snap := s.trimTask(*t, nil, true)
+			return &runStream{first: &snap}, nil
+		case sub == nil:
+			// The turn is storing its final state: once it is stored, the
+			// task is subscribed to like any stored task.
+			select {
+			case <-r.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			continue
 		}
 		first = s.trimTask(first, nil, true)
 		return &runStream{first: &first, sub: sub, run: r}, nil
 	}
-	t, err := s.loadTask(ctx, owner, req.ID)
-	if err != nil {
-		return nil, err
-	}
-	if t.Status.State.Terminal() {
-		return nil, a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
-	}
-	snap := s.trimTask(*t, nil, true)
-	return &runStream{first: &snap}, nil
 }
 
 // GetExtendedAgentCard returns the authenticated extended card (CARD-8).

@@ -86,6 +86,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		cur, err := s.st.GetTask(ctx, owner, task.ID)
 		if err == nil && cur.Status.State.Terminal() {
 			s.hub.runs.Delete(task.ID)
+			r.finish()
 			cancel(nil)
 			return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(cur.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": task.ID}}
 		}
@@ -101,6 +102,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	if durable || pushCfg != nil {
 		if err := s.st.PutTask(ctx, owner, &task); err != nil {
 			s.hub.runs.Delete(task.ID)
+			r.finish()
 			cancel(nil)
 			s.cfg.Logger.Error("storing submitted task", errField(err))
 			return nil, zero, nil, a2a.ErrInternal()
@@ -111,12 +113,15 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		ps, _ := s.pushStore()
 		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg); err != nil {
 			s.hub.runs.Delete(task.ID)
+			r.finish()
 			cancel(nil)
 			return nil, zero, nil, err
 		}
 	}
 	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
 	first, sub := r.subscribe()
+	// Streams waiting on the task (RPC-11) get every event of this turn.
+	s.hub.adopt(r)
 	r.durable = durable || pushCfg != nil
 	r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
 	go s.execute(runCtx, r, msg, in)

@@ -38,6 +38,10 @@ type Config struct {
 	CancelDrain time.Duration
 	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
 	KeepAlive time.Duration
+	// SubscribeIdleTimeout bounds how long a SubscribeToTask stream on an
+	// input-required (or auth-required) task waits for a follow-up turn;
+	// then it ends after a final Task snapshot (RPC-11). Default 10m.
+	SubscribeIdleTimeout time.Duration
 	// MaxBodyBytes bounds request bodies. Default 32 MiB.
 	MaxBodyBytes int64
 	// OutputModes are the media types the agent produces. Default text/plain.
@@ -132,6 +136,9 @@ func (c Config) WithDefaults() Config {
 	if c.KeepAlive <= 0 {
 		c.KeepAlive = 15 * time.Second
 	}
+	if c.SubscribeIdleTimeout <= 0 {
+		c.SubscribeIdleTimeout = 10 * time.Minute
+	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 32 << 20
 	}
@@ -171,6 +178,9 @@ type Hub struct {
 	store    store.Store
 	runs     sync.Map // task id → *run
 	contexts *contextTable
+	// waiting holds the SubscribeToTask streams of interrupted tasks
+	// until a follow-up turn adopts them (RPC-11).
+	waiting waitList
 
 	mu          sync.Mutex
 	idleTimeout time.Duration
@@ -247,8 +257,13 @@ func (h *Hub) Closing() bool { return h.closing.Load() }
 // answers that the gateway is shutting down) while running turns go on.
 // The a2a app calls it when the process starts exiting, before the HTTP
 // servers' grace period, so that a request still served then gets a clear
-// error instead of a turn that would be cut short. Close implies it.
-func (h *Hub) StopAccepting() { h.closing.Store(true) }
+// error instead of a turn that would be cut short. Streams waiting for a
+// follow-up turn of an input-required task end at once (after a final Task
+// snapshot): no turn can start any more. Close implies it.
+func (h *Hub) StopAccepting() {
+	h.closing.Store(true)
+	h.releaseWaiters()
+}
 
 // Close shuts the runtime down (OPS-3): it stops accepting new turns, lets
 // running ones finish for up to the drain timeout (one deadline for all of
@@ -258,7 +273,7 @@ func (h *Hub) StopAccepting() { h.closing.Store(true) }
 // group) and stops background work. It does not close the store.
 func (h *Hub) Close() error {
 	h.closeOnce.Do(func() {
-		h.closing.Store(true)
+		h.StopAccepting()
 		h.mu.Lock()
 		drain := h.drain
 		h.mu.Unlock()

@@ -903,39 +903,32 @@ func TestSubscribeTwoStreamsSameEvents(t *testing.T) {
 	}
 }
 
+// RPC-11 (revised): a stream on an input-required task starts with the Task
+// and stays open (it used to close at once); see subscribe_wait_test.go for
+// what ends it.
 func TestSubscribeInputRequiredTask(t *testing.T) {
 	e := newTestEnv(t, Config{})
 	task := e.send("", sendReq(msg("x")))
-	done := make(chan []a2a.StreamResponse, 1)
+	s := e.rpcStream("", a2a.MethodSubscribeToTask, map[string]any{"id": task.ID}, 9)
+	d, ok := s.next()
+	if !ok {
+		t.Fatal("subscription to an input-required task ended without an event")
+	}
+	if first := s.rpcEvent(d, "9"); first.Task == nil || first.Task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("first event %s, want the Task (INPUT_REQUIRED)", d)
+	}
+	ended := make(chan struct{})
 	go func() {
-		s, resp := e.tryStream("POST", "/", rpcBody(9, a2a.MethodSubscribeToTask, map[string]any{"id": task.ID}), v1Headers(""))
-		if s == nil {
-			resp.Body.Close()
-			done <- nil
-			return
-		}
-		var out []a2a.StreamResponse
-		for {
-			d, ok := s.next()
-			if !ok {
-				break
-			}
-			var rep rpcReply
-			_ = json.Unmarshal([]byte(d), &rep)
-			var sr a2a.StreamResponse
-			_ = json.Unmarshal(rep.Result, &sr)
-			out = append(out, sr)
-		}
-		done <- out
+		defer close(ended)
+		s.next()
 	}()
 	select {
-	case evs := <-done:
-		if len(evs) != 1 || evs[0].Task == nil || evs[0].Task.Status.State != a2a.TaskStateInputRequired {
-			t.Errorf("subscribe to input-required task: %s, want exactly the Task then close", mustJSON(evs))
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("subscription to an input-required task did not close")
+	case <-ended:
+		t.Fatal("subscription to an input-required task closed without new work")
+	case <-time.After(300 * time.Millisecond):
 	}
+	s.close()
+	<-ended
 }
 
 func TestSubscribeErrorsArePlainJSON(t *testing.T) {

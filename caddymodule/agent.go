@@ -62,6 +62,12 @@ type AgentHandler struct {
 	// KeepAlive is the interval of SSE keep-alive comments. Default: 15s.
 	KeepAlive caddy.Duration `json:"keep_alive,omitempty"`
 
+	// SubscribeIdleTimeout bounds how long a SubscribeToTask stream on an
+	// input-required (or auth-required) task stays open waiting for a
+	// follow-up message of the task; then it ends after a final Task
+	// snapshot (RPC-11). Must be positive. Default: 10m.
+	SubscribeIdleTimeout caddy.Duration `json:"subscribe_idle_timeout,omitempty"`
+
 	// MaxBodySize bounds request bodies, in bytes. Default: 33554432 (32 MiB).
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 
@@ -182,6 +188,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		HistoryLimit:          h.HistoryLimit,
 		CancelDrain:           time.Duration(h.CancelDrain),
 		KeepAlive:             time.Duration(h.KeepAlive),
+		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
 		MaxBodyBytes:          h.MaxBodySize,
 		CancelOnDisconnect:    h.CancelOnDisconnect,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
@@ -200,6 +207,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 			return card.BaseURL(r, trusted)
 		},
+	}
+	if h.SubscribeIdleTimeout < 0 {
+		return fmt.Errorf("subscribe_idle_timeout: must be a positive duration")
 	}
 	switch h.ArtifactURLs {
 	case "", "http", "file":

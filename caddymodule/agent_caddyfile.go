@@ -21,6 +21,7 @@ import (
 //	history_limit <n>
 //	cancel_drain <duration>
 //	keep_alive <duration>
+//	subscribe_idle_timeout <duration>
 //	max_body_size <size>
 //	thinking_exposure none|tool_trace|raw_thinking…
 //	cancel_on_disconnect
@@ -59,6 +60,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		return true, durationArg(d, &h.CancelDrain)
 	case "keep_alive":
 		return true, durationArg(d, &h.KeepAlive)
+	case "subscribe_idle_timeout":
+		return true, durationArg(d, &h.SubscribeIdleTimeout)
 	case "max_concurrent_turns":
 		n, err := intArg(d)
 		if err == nil && n < 1 {

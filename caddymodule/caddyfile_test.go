@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -249,5 +250,22 @@ http://127.0.0.1:9999 {
 	var v any
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// RPC-11: subscribe_idle_timeout takes one positive duration.
+func TestUnmarshalSubscribeIdleTimeout(t *testing.T) {
+	hs, err := parseBlock(t, "a2a {\ncard {\nname x\n}\nsubscribe_idle_timeout 90s\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Duration(hs.agent.SubscribeIdleTimeout); got != 90*time.Second {
+		t.Errorf("SubscribeIdleTimeout = %v, want 90s", got)
+	}
+	for _, bad := range []string{"subscribe_idle_timeout 0s", "subscribe_idle_timeout -1m", "subscribe_idle_timeout soon", "subscribe_idle_timeout", "subscribe_idle_timeout 1m 2m"} {
+		_, err := parseBlock(t, "a2a {\ncard {\nname x\n}\n"+bad+"\n}")
+		if err == nil || !strings.Contains(err.Error(), "subscribe_idle_timeout") && !strings.Contains(err.Error(), "argument") {
+			t.Errorf("%q: err = %v, want an error about subscribe_idle_timeout", bad, err)
+		}
 	}
 }

@@ -375,6 +375,80 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 			}
 		}
 	})
+
+	// RPC-11: a subscription to an input-required task stays open until a
+	// follow-up turn of the task ends, and carries that turn's events.
+	t.Run("SubscribeToInputRequiredTask", func(t *testing.T) {
+		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
+			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("wait for me ("+string(binding)+")")),
+		})
+		if err != nil {
+			t.Fatalf("SendMessage: %v", err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("SendMessage result %T %+v, want an INPUT_REQUIRED task", res, res)
+		}
+		firstEv := make(chan a2a.Event, 1)
+		done := make(chan []a2a.Event, 1)
+		subErr := make(chan error, 1)
+		go func() {
+			var events []a2a.Event
+			for ev, err := range client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+				if err != nil {
+					subErr <- err
+					break
+				}
+				if len(events) == 0 {
+					firstEv <- ev
+				}
+				events = append(events, ev)
+			}
+			done <- events
+		}()
+		select {
+		case ev := <-firstEv:
+			if got, ok := ev.(*a2a.Task); !ok || got.ID != task.ID || got.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("first subscribe event %T %+v, want the INPUT_REQUIRED Task", ev, ev)
+			}
+		case err := <-subErr:
+			t.Fatalf("SubscribeToTask: %v", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no first event from SubscribeToTask")
+		}
+		prompt := "the follow-up a subscriber sees (" + string(binding) + ")"
+		if _, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
+			Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewTextPart(prompt)),
+		}); err != nil {
+			t.Fatalf("follow-up SendMessage: %v", err)
+		}
+		var events []a2a.Event
+		select {
+		case events = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("subscription did not end after the follow-up turn")
+		}
+		select {
+		case err := <-subErr:
+			t.Fatalf("subscribe stream error: %v", err)
+		default:
+		}
+		if len(events) < 3 {
+			t.Fatalf("subscription events: %s, want the Task and the follow-up's updates", interopGoDescribeEvents(events))
+		}
+		if st := interopGoEventState(events[1]); st != a2a.TaskStateWorking {
+			t.Errorf("event after the Task is in %q, want %s: %s", st, a2a.TaskStateWorking, interopGoDescribeEvents(events))
+		}
+		for i, ev := range events {
+			if info := ev.TaskInfo(); info.TaskID != task.ID {
+				t.Errorf("event %d (%T) is for task %s, want %s", i, ev, info.TaskID, task.ID)
+			}
+		}
+		last, ok := events[len(events)-1].(*a2a.TaskStatusUpdateEvent)
+		if !ok || last.Status.State != a2a.TaskStateInputRequired || !strings.Contains(interopGoText(last.Status.Message), "Echo: "+prompt) {
+			t.Errorf("last event %s, want the follow-up's INPUT_REQUIRED answer %q", interopGoDescribeEvents(events[len(events)-1:]), "Echo: "+prompt)
+		}
+	})
 }
 
 // interopGoCheckStream asserts the event order of a SendStreamingMessage or

@@ -739,18 +739,13 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 		if evs[len(evs)-1].state() != "TASK_STATE_INPUT_REQUIRED" {
 			t.Errorf("subscription end: %s", protoStates(evs))
 		}
-		// Subscribing again to the now input-required task: the Task, then close.
+		// Subscribing again to the now input-required task: the Task, then
+		// the stream waits for a follow-up (RPC-11; tests/subscribe_test.go).
 		s2 := g.stream("POST", "/tasks/"+task.ID+":subscribe", nil)
-		done := make(chan []protoEvent, 1)
-		go func() { done <- s2.all() }()
-		select {
-		case evs := <-done:
-			if len(evs) != 1 || evs[0].Task == nil || evs[0].state() != "TASK_STATE_INPUT_REQUIRED" {
-				t.Errorf("subscribe to input-required: %s", protoStates(evs))
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("subscription to an input-required task stayed open")
+		if ev, ok := s2.next(); !ok || ev.Task == nil || ev.state() != "TASK_STATE_INPUT_REQUIRED" {
+			t.Errorf("subscribe to input-required: first event %+v", ev)
 		}
+		s2.close()
 	})
 
 	t.Run("SubscribeTerminal", func(t *testing.T) {
