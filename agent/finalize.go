@@ -21,6 +21,9 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	if r.canceling {
 		state, text = a2a.TaskStateCanceled, msgCanceled
 	}
+	if state == a2a.TaskStateFailed && ts.invalid != "" {
+		r.invalidResponse = ts.invalid
+	}
 	r.mu.Unlock()
 	snap := r.snapshot()
 	answer := state == a2a.TaskStateInputRequired || state == a2a.TaskStateCompleted
