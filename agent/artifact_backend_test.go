@@ -52,13 +52,15 @@ func TestArtifactPayloadLimit(t *testing.T) {
 				}
 				return []Event{ev, {V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "done"}}
 			})
-			task := e.send("", sendReq(msg("go")))
 			if n > 16 {
-				if task.Status.State != a2a.TaskStateFailed || len(task.Artifacts) != 0 {
-					t.Errorf("%s payload of %d bytes (limit 16): %s with %d artifacts", enc, n, task.Status.State, len(task.Artifacts))
+				// Over the limit: invalid backend output (-32006 on a blocking send).
+				task := e.sendInvalid(sendReq(msg("go")), payload)
+				if len(task.Artifacts) != 0 {
+					t.Errorf("%s payload of %d bytes (limit 16): %d artifacts", enc, n, len(task.Artifacts))
 				}
 				continue
 			}
+			task := e.send("", sendReq(msg("go")))
 			if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
 				t.Fatalf("%s payload of %d bytes: %s %v", enc, n, task.Status.State, task.Artifacts)
 			}
@@ -106,22 +108,74 @@ func TestArtifactFileURLsAndAppend(t *testing.T) {
 	}
 }
 
+// TURN-7, TURN-8, A2A 1.0 §3.3: an event that breaks the turn-event
+// protocol (an invalid part, id or payload, content after a message event)
+// fails the turn; a blocking SendMessage answers InvalidAgentResponseError
+// without the backend's output.
 func TestArtifactBadEventsFailTurn(t *testing.T) {
-	for name, ev := range map[string]Event{
-		"raw inline part":  {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"raw":"AAAA"}]`)},
-		"relative url":     {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"url":"../x"}]`)},
-		"bad id":           {V: 1, Type: EventArtifact, ArtifactID: "../../etc", Text: "x", MediaType: "text/plain"},
-		"no media type":    {V: 1, Type: EventArtifact, Base64: "AAAA"},
-		"bad base64":       {V: 1, Type: EventArtifact, Base64: "!!", MediaType: "image/png"},
-		"invalid data":     {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"data":1,"text":"x"}]`)},
-		"empty message":    {V: 1, Type: EventMessage},
-		"message raw part": {V: 1, Type: EventMessage, Text: "x", Parts: json.RawMessage(`[{"raw":"AA=="}]`)},
+	for name, evs := range map[string][]Event{
+		"relative url":       {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"url":"../secret-detail"}]`)}},
+		"bad id":             {{V: 1, Type: EventArtifact, ArtifactID: "../../secret-detail", Text: "x", MediaType: "text/plain"}},
+		"no media type":      {{V: 1, Type: EventArtifact, Base64: "AAAA", Filename: "secret-detail"}},
+		"bad base64":         {{V: 1, Type: EventArtifact, Base64: "!!secret-detail", MediaType: "image/png"}},
+		"several members":    {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"data":1,"text":"secret-detail"}]`)}},
+		"no content":         {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"mediaType":"text/plain","filename":"secret-detail"}]`)}},
+		"0.3 file part":      {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"kind":"file","file":{"uri":"https://secret-detail/"}}]`)}},
+		"parts not a list":   {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`{"text":"secret-detail"}`)}},
+		"raw not base64":     {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"raw":"secret-detail!"}]`)}},
+		"empty message":      {{V: 1, Type: EventMessage}},
+		"message bad part":   {{V: 1, Type: EventMessage, Text: "x", Parts: json.RawMessage(`[{"filename":"secret-detail"}]`)}},
+		"text after message": {{V: 1, Type: EventMessage, Text: "a"}, {V: 1, Type: EventText, Text: "secret-detail"}},
+		"after content":      {{V: 1, Type: EventText, Text: "partial "}, {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{}]`)}},
 	} {
-		e, _ := artifactEnv(t, "", func(*TurnRequest) []Event { return []Event{ev} })
-		task := e.send("", sendReq(msg("go")))
-		if task.Status.State != a2a.TaskStateFailed || !strings.Contains(statusText(task), "correlation id") {
-			t.Errorf("%s: %s %q", name, task.Status.State, statusText(task))
+		t.Run(name, func(t *testing.T) {
+			e, _ := artifactEnv(t, "", func(*TurnRequest) []Event { return evs })
+			e.sendInvalid(sendReq(msg("go")), "secret-detail")
+		})
+	}
+}
+
+// TURN-7: every valid A2A part a backend hands over is accepted and passed
+// through as sent: text, raw (inline up to inline_artifact_bytes), url with
+// filename and mediaType, data with any JSON value, parts with metadata.
+func TestArtifactValidPartsPassThrough(t *testing.T) {
+	parts := `[{"text":"hello","mediaType":"text/markdown","metadata":{"k":"v"}},` +
+		`{"raw":"AAECAw==","mediaType":"application/octet-stream","filename":"b.bin","metadata":{"n":1}},` +
+		`{"url":"https://example.com/doc.pdf","filename":"doc.pdf","mediaType":"application/pdf"},` +
+		`{"url":"s3://bucket/key"},{"url":"data:text/plain;base64,aGk="},` +
+		`{"data":null},{"data":[1,"two"]},{"data":"s"},{"data":3.5},{"data":false},{"data":{"k":{"deep":[]}},"mediaType":"application/json"}]`
+	e, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
+		return []Event{
+			{V: 1, Type: EventArtifact, ArtifactID: "all", Parts: json.RawMessage(parts)},
+			{V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "done"},
 		}
+	})
+	task := e.send("", sendReq(msg("go")))
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("%s %q %v", task.Status.State, statusText(task), task.Artifacts)
+	}
+	var want, got any
+	_ = json.Unmarshal([]byte(parts), &want)
+	b, _ := json.Marshal(task.Artifacts[0].Parts)
+	_ = json.Unmarshal(b, &got)
+	if mustJSON(want) != mustJSON(got) {
+		t.Errorf("parts changed:\n got %s\nwant %s", b, parts)
+	}
+	stored := e.getTask("", task.ID)
+	if b2, _ := json.Marshal(stored.Artifacts[0].Parts); string(b2) != string(b) {
+		t.Errorf("stored parts %s, streamed %s", b2, b)
+	}
+
+	// A message event's parts are any valid parts too, raw included.
+	e2, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
+		return []Event{{V: 1, Type: EventMessage, Text: "see", Parts: json.RawMessage(`[{"raw":"AAEC","filename":"x.bin"},{"data":null}]`)}}
+	})
+	var res a2a.SendMessageResponse
+	if err := json.Unmarshal(e2.sendRaw("", sendReq(msg("hi"))), &res); err != nil || res.Message == nil {
+		t.Fatalf("direct reply: %v %v", err, res)
+	}
+	if p := res.Message.Parts; len(p) != 3 || string(p[1].Raw) != "\x00\x01\x02" || p[1].Filename != "x.bin" || string(p[2].Data) != "null" {
+		t.Errorf("direct reply parts = %s", mustJSON(p))
 	}
 }
 
@@ -143,19 +197,13 @@ func TestMessageEventDirectReply(t *testing.T) {
 		t.Errorf("stored task: %s", list.Result)
 	}
 
-	// Content after a message event breaks the protocol: the turn fails.
-	e2, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventMessage, Text: "a"}, {V: 1, Type: EventText, Text: "b"}}
-	})
-	task := e2.send("", sendReq(msg("hi")))
-	if task.Status.State != a2a.TaskStateFailed {
-		t.Errorf("content after message: %s", task.Status.State)
-	}
-	// A message event after text is an ordinary chunk.
+	// Content after a message event breaks the protocol (see
+	// TestArtifactBadEventsFailTurn). A message event after text is an
+	// ordinary chunk.
 	e3, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
 		return []Event{{V: 1, Type: EventText, Text: "a"}, {V: 1, Type: EventMessage, Text: "b"}}
 	})
-	task = e3.send("", sendReq(msg("hi")))
+	task := e3.send("", sendReq(msg("hi")))
 	if task.Status.State != a2a.TaskStateInputRequired || statusText(task) != "ab" {
 		t.Errorf("late message event: %s %q", task.Status.State, statusText(task))
 	}

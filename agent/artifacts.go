@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -82,19 +81,19 @@ func payloadBytes(ev Event, max int64) ([]byte, error) {
 	switch {
 	case ev.Base64 != "":
 		if int64(base64.StdEncoding.DecodedLen(len(ev.Base64))) > max+2 {
-			return nil, fmt.Errorf("artifact payload exceeds %d bytes", max)
+			return nil, protocolErrorf("artifact payload exceeds %d bytes", max)
 		}
 		b, err := base64.StdEncoding.DecodeString(ev.Base64)
 		if err != nil {
-			return nil, errors.New("artifact base64 is invalid")
+			return nil, protocolErrorf("artifact base64 is invalid")
 		}
 		if int64(len(b)) > max {
-			return nil, fmt.Errorf("artifact payload exceeds %d bytes", max)
+			return nil, protocolErrorf("artifact payload exceeds %d bytes", max)
 		}
 		return b, nil
 	default:
 		if int64(len(ev.Text)) > max {
-			return nil, fmt.Errorf("artifact payload exceeds %d bytes", max)
+			return nil, protocolErrorf("artifact payload exceeds %d bytes", max)
 		}
 		return []byte(ev.Text), nil
 	}
@@ -108,7 +107,7 @@ func (s *Service) storePayload(r *run, ts *turnState, id string, ev Event) (a2a.
 		return a2a.Part{}, nil, errors.New("artifact payloads need an artifact directory")
 	}
 	if ev.MediaType == "" {
-		return a2a.Part{}, nil, errors.New("artifact payload without mediaType")
+		return a2a.Part{}, nil, protocolErrorf("artifact payload without mediaType")
 	}
 	b, err := payloadBytes(ev, s.cfg.MaxArtifactBytes)
 	if err != nil {
@@ -117,7 +116,7 @@ func (s *Service) storePayload(r *run, ts *turnState, id string, ev Event) (a2a.
 	prev, hasPrev := ts.stored[id]
 	if ev.Append && hasPrev {
 		if prev.size+int64(len(b)) > s.cfg.MaxArtifactBytes {
-			return a2a.Part{}, nil, fmt.Errorf("artifact payload exceeds %d bytes", s.cfg.MaxArtifactBytes)
+			return a2a.Part{}, nil, protocolErrorf("artifact payload exceeds %d bytes", s.cfg.MaxArtifactBytes)
 		}
 		old, err := os.ReadFile(artifactPath(s.cfg.ArtifactDir, prev.sha))
 		if err != nil {
@@ -137,20 +136,76 @@ func (s *Service) storePayload(r *run, ts *turnState, id string, ev Event) (a2a.
 		ts.stored = map[string]storedArtifact{}
 	}
 	ts.stored[id] = sa
-	taskID, _ := r.ids()
-	var link string
-	if s.cfg.ArtifactURLs == "file" {
-		link = (&url.URL{Scheme: "file", Path: artifactPath(s.cfg.ArtifactDir, sha)}).String()
-	} else {
-		link = strings.TrimSuffix(ts.baseURL, "/") + "/artifacts/" + url.PathEscape(taskID) + "/" + url.PathEscape(id)
-	}
+	link := s.artifactLink(r, ts, id, sha, false)
 	md := map[string]any{"mediaType": sa.mediaType, "byteSize": sa.size, "sha256": sha}
 	part := a2a.Part{URL: link, MediaType: sa.mediaType, Filename: sa.filename}
 	return part, map[string]any{s.cfg.Namespace: md}, nil
 }
 
-// serveArtifact answers GET/HEAD /artifacts/{taskId}/{artifactId} for the
-// task's owner, with ETag (the sha256) and Range support.
+// artifactLink returns the URL of a stored artifact file: with
+// artifact_urls file its file:// URL; otherwise /artifacts/{taskId}/{artifactId}
+// on the gateway, or /artifacts/{taskId}/{artifactId}/{sha256} for a
+// stored part that is not the artifact's own payload (bySHA).
+func (s *Service) artifactLink(r *run, ts *turnState, id, sha string, bySHA bool) string {
+	if s.cfg.ArtifactURLs == "file" {
+		return (&url.URL{Scheme: "file", Path: artifactPath(s.cfg.ArtifactDir, sha)}).String()
+	}
+	taskID, _ := r.ids()
+	link := strings.TrimSuffix(ts.baseURL, "/") + "/artifacts/" + url.PathEscape(taskID) + "/" + url.PathEscape(id)
+	if bySHA {
+		link += "/" + sha
+	}
+	return link
+}
+
+// storeRawParts applies inline_artifact_bytes to the raw parts of an
+// artifact event (TURN-7): a raw part up to InlineArtifactBytes stays
+// inline; a larger one (or an empty one, which has no inline JSON form) is
+// stored like a payload and becomes a url part with mediaType, filename and
+// metadata.<ns>.{mediaType, byteSize, sha256}. The first part stored for a
+// new artifact (not an append) is the artifact's payload: its URL is
+// /artifacts/{taskId}/{artifactId} and the artifact carries the same
+// metadata, exactly as for a base64 payload. Further stored parts are linked
+// by their sha256. Without an artifact directory raw parts stay inline.
+func (s *Service) storeRawParts(r *run, ts *turnState, id string, parts []a2a.Part, appendParts bool) ([]a2a.Part, map[string]any, error) {
+	if s.cfg.ArtifactDir == "" {
+		return parts, nil, nil
+	}
+	var artMD map[string]any
+	for i, p := range parts {
+		if p.Kind() != "raw" || (len(p.Raw) > 0 && int64(len(p.Raw)) <= s.cfg.InlineArtifactBytes) {
+			continue
+		}
+		if int64(len(p.Raw)) > s.cfg.MaxArtifactBytes {
+			return nil, nil, protocolErrorf("artifact raw part exceeds %d bytes", s.cfg.MaxArtifactBytes)
+		}
+		sha, err := putArtifact(s.cfg.ArtifactDir, p.Raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		mt := mediaBase(p.MediaType)
+		if mt == "" {
+			mt = "application/octet-stream"
+		}
+		md := map[string]any{"mediaType": mt, "byteSize": int64(len(p.Raw)), "sha256": sha}
+		own := !appendParts && artMD == nil
+		if own {
+			artMD = map[string]any{s.cfg.Namespace: md}
+		}
+		pmd := map[string]any{}
+		for k, v := range p.Metadata {
+			pmd[k] = v
+		}
+		pmd[s.cfg.Namespace] = md
+		parts[i] = a2a.Part{URL: s.artifactLink(r, ts, id, sha, !own), MediaType: mt, Filename: safeFilename(p.Filename), Metadata: pmd}
+	}
+	return parts, artMD, nil
+}
+
+// serveArtifact answers GET/HEAD /artifacts/{taskId}/{artifactId} (the
+// artifact's payload) and /artifacts/{taskId}/{artifactId}/{sha256} (one of
+// its stored raw parts) for the task's owner, with ETag (the sha256) and
+// Range support.
 func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principal string) bool {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/artifacts/")
 	if !ok {
@@ -165,9 +220,10 @@ func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principa
 		return true
 	}
 	taskEsc, artEsc, ok := strings.Cut(rest, "/")
+	artEsc, partSHA, byPart := strings.Cut(artEsc, "/")
 	taskID, err1 := url.PathUnescape(taskEsc)
 	artID, err2 := url.PathUnescape(artEsc)
-	if !ok || err1 != nil || err2 != nil || checkID("id", taskID) != nil || !artifactIDRe.MatchString(artID) {
+	if !ok || err1 != nil || err2 != nil || checkID("id", taskID) != nil || !artifactIDRe.MatchString(artID) || (byPart && !sha256Re.MatchString(partSHA)) {
 		notFound()
 		return true
 	}
@@ -182,10 +238,25 @@ func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principa
 		if a.ArtifactID != artID {
 			continue
 		}
+		if byPart {
+			// A stored part linked by its sha256 (a large raw part): the
+			// gateway recorded it in the part's metadata.<ns>.
+			for _, p := range a.Parts {
+				if md, _ := p.Metadata[s.cfg.Namespace].(map[string]any); md["sha256"] == partSHA {
+					sha, filename = partSHA, p.Filename
+					mediaType, _ = md["mediaType"].(string)
+				}
+			}
+			continue
+		}
 		md, _ := a.Metadata[s.cfg.Namespace].(map[string]any)
 		sha, _ = md["sha256"].(string)
 		mediaType, _ = md["mediaType"].(string)
 		for _, p := range a.Parts {
+			if pmd, _ := p.Metadata[s.cfg.Namespace].(map[string]any); pmd["sha256"] == sha && sha != "" {
+				filename = p.Filename // the stored part itself
+				break
+			}
 			if p.Filename != "" {
 				filename = p.Filename
 			}

@@ -30,6 +30,9 @@ type run struct {
 	finished  bool
 	canceling bool
 	finalized bool // the final state is decided; later backend events are dropped
+	// invalidResponse is the correlation id of a turn that ended FAILED on
+	// invalid backend output: a blocking SendMessage answers -32006.
+	invalidResponse string
 }
 
 func newRun(owner string, t *a2a.Task, cancel context.CancelCauseFunc) *run {

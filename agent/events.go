@@ -92,7 +92,9 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 }
 
 // onArtifact records an artifact event (TURN-7): inline parts pass through
-// after validation; a payload is stored and recorded as a url part.
+// after validation (raw parts over InlineArtifactBytes are stored and become
+// url parts); a payload is stored and recorded as a url part. A part that is
+// not a valid A2A part, or an invalid id or payload, is a ProtocolError.
 func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
 	id := ev.ArtifactID
 	if id == "" {
@@ -100,20 +102,19 @@ func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
 		id = fmt.Sprintf("artifact-%d", ts.artifacts)
 	}
 	if !artifactIDRe.MatchString(id) {
-		return errors.New("artifact id must be 1-128 characters of letters, digits, '.', '_' or '-'")
+		return protocolErrorf("artifact id must be 1-128 characters of letters, digits, '.', '_' or '-'")
 	}
 	var parts []a2a.Part
 	var md map[string]any
 	appendParts := ev.Append
 	switch {
 	case len(ev.Parts) > 0:
-		if err := json.Unmarshal(ev.Parts, &parts); err != nil {
-			return fmt.Errorf("artifact parts: %w", err)
+		var err error
+		if parts, err = s.backendParts(ev.Parts, "artifact"); err != nil {
+			return err
 		}
-		for _, p := range parts {
-			if err := validateArtifactPart(p); err != nil {
-				return err
-			}
+		if parts, md, err = s.storeRawParts(r, ts, id, parts, appendParts); err != nil {
+			return err
 		}
 	case ev.Base64 != "" || ev.MediaType != "" || ev.Filename != "":
 		p, m, err := s.storePayload(r, ts, id, ev)
@@ -150,54 +151,72 @@ func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
 	return nil
 }
 
-// validateArtifactPart accepts the inline parts a backend may hand over:
-// text, data (valid JSON) and url parts (absolute http(s) or file URLs).
-func validateArtifactPart(p a2a.Part) error {
+// backendParts decodes the parts of an artifact or message event and
+// checks each is a valid A2A part. The gateway's own namespace in a part's
+// metadata (where it records stored parts) is dropped: only the gateway
+// writes it.
+func (s *Service) backendParts(raw json.RawMessage, what string) ([]a2a.Part, error) {
+	var parts []a2a.Part
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, protocolErrorf("%s parts are not a list of A2A parts: %v", what, err)
+	}
+	for i := range parts {
+		if err := validatePart(parts[i]); err != nil {
+			return nil, protocolErrorf("%s part %d: %v", what, i, err)
+		}
+		if _, ok := parts[i].Metadata[s.cfg.Namespace]; ok {
+			delete(parts[i].Metadata, s.cfg.Namespace)
+			if len(parts[i].Metadata) == 0 {
+				parts[i].Metadata = nil
+			}
+		}
+	}
+	return parts, nil
+}
+
+// validatePart accepts every valid A2A part (a2a-v1 Part): exactly one of
+// text, raw, url (an absolute URL) or data (any JSON value), with optional
+// mediaType, filename and metadata.
+func validatePart(p a2a.Part) error {
 	switch p.Kind() {
-	case "text":
+	case "text", "raw":
 		return nil
 	case "data":
 		if !json.Valid(p.Data) {
-			return errors.New("artifact data part is not valid JSON")
+			return errors.New("data is not valid JSON")
 		}
 		return nil
 	case "url":
 		u, err := url.Parse(p.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") || (u.Scheme != "file" && u.Host == "") {
-			return errors.New("artifact url part must be an absolute http(s) or file URL")
+		if err != nil || !u.IsAbs() || ((u.Scheme == "http" || u.Scheme == "https") && u.Host == "") {
+			return errors.New("url must be an absolute URL")
 		}
 		return nil
-	case "raw":
-		return errors.New("artifact raw parts are not passed inline; send a base64 payload")
 	}
-	return errors.New("artifact part holds no content or several")
+	return errors.New("a part holds exactly one of text, raw, url or data")
 }
 
 // errContentAfterMessage fails a turn whose backend sent content after a
 // message event (Appendix A: only end may follow it).
-var errContentAfterMessage = errors.New("turn-event protocol: content event after a message event")
+var errContentAfterMessage = protocolErrorf("content event after a message event")
 
 // onMessage records a message event that is the turn's first content
-// event: the reply becomes a direct A2A Message (Appendix A).
+// event: the reply becomes a direct A2A Message (Appendix A). Its parts are
+// any valid A2A parts, passed inline.
 func (s *Service) onMessage(ts *turnState, ev Event) error {
 	var parts []a2a.Part
 	if ev.Text != "" {
 		parts = append(parts, a2a.TextPart(ev.Text))
 	}
 	if len(ev.Parts) > 0 {
-		var extra []a2a.Part
-		if err := json.Unmarshal(ev.Parts, &extra); err != nil {
-			return fmt.Errorf("message parts: %w", err)
-		}
-		for _, p := range extra {
-			if err := validateArtifactPart(p); err != nil {
-				return err
-			}
+		extra, err := s.backendParts(ev.Parts, "message")
+		if err != nil {
+			return err
 		}
 		parts = append(parts, extra...)
 	}
 	if len(parts) == 0 {
-		return errors.New("message event without text or parts")
+		return protocolErrorf("message event without text or parts")
 	}
 	ts.content = true
 	ts.text.WriteString(ev.Text)
@@ -286,6 +305,14 @@ func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr
 		}
 	}
 	if runErr != nil {
+		var pe *ProtocolError
+		if errors.As(runErr, &pe) {
+			// Output the gateway cannot use (Appendix A): FAILED, and a
+			// blocking SendMessage answers InvalidAgentResponseError.
+			s.cfg.Logger.Warn("turn failed: invalid backend output", zap.String("detail", truncate(runErr.Error())), zap.String("correlation_id", corr))
+			ts.invalid = corr
+			return a2a.TaskStateFailed, invalidResponseMessage(corr)
+		}
 		var te *TurnError
 		if errors.As(runErr, &te) {
 			return s.failure(&EventError{Kind: te.Kind, Message: runErr.Error()}, corr)
@@ -312,4 +339,20 @@ func (s *Service) failure(e *EventError, corr string) (a2a.TaskState, string) {
 
 func internalMessage(corr string) string {
 	return "The agent failed with an internal error (correlation id " + corr + ")."
+}
+
+// invalidResponseMessage is the status text of a turn whose backend output
+// broke the turn-event protocol, and the message of the
+// InvalidAgentResponseError a blocking SendMessage answers with.
+func invalidResponseMessage(corr string) string {
+	return "The agent returned an invalid response (correlation id " + corr + ")."
+}
+
+// errInvalidResponse is the InvalidAgentResponseError (-32006) of a
+// blocking SendMessage whose turn failed on invalid backend output
+// (A2A 1.0 §3.3): sanitised, with the task id so the caller can still read
+// the FAILED task.
+func errInvalidResponse(taskID, corr string) *a2a.Error {
+	return &a2a.Error{Code: a2a.CodeInvalidAgentResponse, Message: invalidResponseMessage(corr),
+		Metadata: map[string]string{"taskId": taskID, "correlationId": corr}}
 }

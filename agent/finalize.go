@@ -21,6 +21,9 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	if r.canceling {
 		state, text = a2a.TaskStateCanceled, msgCanceled
 	}
+	if state == a2a.TaskStateFailed && ts.invalid != "" {
+		r.invalidResponse = ts.invalid
+	}
 	r.mu.Unlock()
 	snap := r.snapshot()
 	answer := state == a2a.TaskStateInputRequired || state == a2a.TaskStateCompleted
@@ -32,7 +35,12 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		msg = d // the reply of a message event (Appendix A)
 	}
 	if answer && msg != nil {
-		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
+		// The last WORKING update carries the whole answer as a message of
+		// its own (RPC-16: every emitted message has its own id); the final
+		// status carries msg, which the history keeps (TURN-6a).
+		whole := *msg
+		whole.MessageID = newID()
+		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &whole, Timestamp: a2a.Timestamp(time.Now())}
 		md := map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}
 		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: md}},
 			func(t *a2a.Task) { t.Status = st })

@@ -39,6 +39,15 @@ func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMe
 	case <-ctx.Done():
 		// The caller went away; the turn goes on. Answer with what we have.
 	}
+	r.mu.Lock()
+	invalid := r.invalidResponse
+	r.mu.Unlock()
+	if invalid != "" {
+		// The backend's output broke the turn-event protocol before the
+		// caller saw any task event (A2A 1.0 §3.3); the task is FAILED.
+		id, _ := r.ids()
+		return nil, errInvalidResponse(id, invalid)
+	}
 	t := s.trimTask(r.snapshot(), hl, true)
 	if m := DirectReply(&t, s.cfg.Namespace); m != nil {
 		return &a2a.SendMessageResponse{Message: m}, nil // a message event's reply (Appendix A)

@@ -80,6 +80,10 @@ type Config struct {
 	ArtifactURLs string
 	// MaxArtifactBytes bounds one stored artifact payload. Default 10 MiB.
 	MaxArtifactBytes int64
+	// InlineArtifactBytes is the largest raw artifact part passed inline
+	// (TURN-7); a larger one is stored like a payload and becomes a url
+	// part. Default 64 KiB.
+	InlineArtifactBytes int64
 	// BaseURL returns the externally visible base URL ("https://h/") of a
 	// request, for artifact links. Default: from the request (Host, TLS).
 	BaseURL func(r *http.Request) string
@@ -164,8 +168,14 @@ func (c Config) WithDefaults() Config {
 	if c.MaxArtifactBytes <= 0 {
 		c.MaxArtifactBytes = 10 << 20
 	}
+	if c.InlineArtifactBytes <= 0 {
+		c.InlineArtifactBytes = DefaultInlineArtifactBytes
+	}
 	return c
 }
+
+// DefaultInlineArtifactBytes is the default of Config.InlineArtifactBytes.
+const DefaultInlineArtifactBytes = 64 << 10
 
 // InterruptedMessage is the status message of a task that was running when
 // the gateway stopped (RPC-12).

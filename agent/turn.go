@@ -45,6 +45,9 @@ type turnState struct {
 	direct  *a2a.Message
 	// stored maps an artifact id to its stored payload, for append.
 	stored map[string]storedArtifact
+	// invalid is the correlation id of a turn that failed on backend
+	// output breaking the turn-event protocol (a ProtocolError).
+	invalid string
 }
 
 // execute runs one turn of r to its final state.

@@ -101,6 +101,12 @@ type AgentHandler struct {
 	// Default: 10485760 (10 MiB).
 	MaxArtifactSize int64 `json:"max_artifact_size,omitempty"`
 
+	// InlineArtifactBytes is the largest raw artifact part a backend hands
+	// over that is passed inline, in bytes; a larger one is stored under
+	// <data_dir>/artifacts and becomes a url part (TURN-7). Default: 65536
+	// (64 KiB).
+	InlineArtifactBytes int64 `json:"inline_artifact_bytes,omitempty"`
+
 	// MaxTextPartSize bounds data parts, raw text parts and file:// text
 	// files, in bytes. Default: 1048576 (1 MiB).
 	MaxTextPartSize int64 `json:"max_text_part_size,omitempty"`
@@ -197,6 +203,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		ToolTrace:             true,
 		ArtifactURLs:          h.ArtifactURLs,
 		MaxArtifactBytes:      h.MaxArtifactSize,
+		InlineArtifactBytes:   h.InlineArtifactBytes,
 		ArtifactDir:           filepath.Join(app.shared.dataDir, "artifacts"),
 		InputDir:              filepath.Join(app.shared.dataDir, "inputs"),
 		Input: agent.InputLimits{

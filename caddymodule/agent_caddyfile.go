@@ -29,6 +29,7 @@ import (
 //	sensitive_metadata_keys <key…>
 //	artifact_urls http|file
 //	max_artifact_size <size>
+//	inline_artifact_bytes <size>
 //	max_text_part_size <size>
 //	max_inline_part_size <size>
 //	max_file_part_size <size>
@@ -120,6 +121,10 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		if h.ArtifactURLs != "http" && h.ArtifactURLs != "file" {
 			return true, d.Errf("artifact_urls must be http or file, not %q", h.ArtifactURLs)
 		}
+	case "inline_artifact_bytes":
+		n, err := sizeArg(d)
+		h.InlineArtifactBytes = n
+		return true, err
 	case "max_artifact_size", "max_text_part_size", "max_inline_part_size", "max_file_part_size":
 		n, err := sizeArg(d)
 		if err != nil {

@@ -236,9 +236,10 @@ func TestBackendsExecPerContext(t *testing.T) {
 	if out := gw.Output(); !strings.Contains(out, "correlation_id") {
 		t.Errorf("no correlation id in the log")
 	}
-	state, text = send("malformed")
-	if state != "TASK_STATE_FAILED" || !strings.Contains(text, "correlation id") || strings.Contains(text, "json") {
-		t.Errorf("malformed output ended %s %q", state, text)
+	// Malformed output: a blocking send answers InvalidAgentResponseError
+	// without the backend's output (A2A 1.0 §3.3).
+	if _, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("malformed", ctxID, nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "json") {
+		t.Errorf("malformed output answered %v", rpcErr)
 	}
 }
 

@@ -153,12 +153,16 @@ func TestBackendsHTTP(t *testing.T) {
 		{"status500", "TASK_STATE_INPUT_REQUIRED", "A temporary error occurred. Please retry."},
 		{"status401", "TASK_STATE_FAILED", "Authentication required. Configure credentials and retry."},
 		{"status404", "TASK_STATE_FAILED", "correlation id"},
-		{"garbage", "TASK_STATE_FAILED", "correlation id"},
 	} {
 		state, text := send(tc.prompt, nil)
 		if state != tc.state || !strings.Contains(text, tc.text) || strings.Contains(text, "secret") {
 			t.Errorf("%s: %s %q, want %s %q", tc.prompt, state, text, tc.state, tc.text)
 		}
+	}
+	// Output that is not the turn-event protocol: InvalidAgentResponseError
+	// on a blocking send, without the upstream's body (A2A 1.0 §3.3).
+	if _, rpcErr := bkRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("garbage", "", nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "oops") {
+		t.Errorf("garbage answered %v", rpcErr)
 	}
 	if out := gw.Output(); strings.Contains(out, "secret-upstream-detail") || strings.Contains(out, "up-secret") || strings.Contains(out, "per-request-secret") {
 		t.Errorf("an upstream body or a secret reached the log")

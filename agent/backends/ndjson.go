@@ -20,9 +20,11 @@ const (
 	DefaultMaxOutputBytes = 64 << 20
 )
 
+// Output over a limit is unusable: a protocol error (the turn fails, and
+// a blocking SendMessage answers InvalidAgentResponseError).
 var (
-	errLineTooLong   = errors.New("event line exceeds the line limit")
-	errOutputTooLong = errors.New("turn output exceeds the output limit")
+	errLineTooLong   error = &agent.ProtocolError{Err: errors.New("event line exceeds the line limit")}
+	errOutputTooLong error = &agent.ProtocolError{Err: errors.New("turn output exceeds the output limit")}
 )
 
 // lineReader reads newline-terminated lines with a per-line and a total
@@ -74,24 +76,24 @@ func (l *lineReader) next() ([]byte, error) {
 }
 
 // decodeEvent parses one protocol line. Blank lines give ok=false; a line
-// that is not a JSON object, or has another protocol version, is an error
-// (the turn fails, sanitised).
+// that is not a JSON object, or has another protocol version, is an
+// agent.ProtocolError (the turn fails, sanitised).
 func decodeEvent(line []byte) (ev agent.Event, ok bool, err error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return ev, false, nil
 	}
 	if line[0] != '{' {
-		return ev, false, errors.New("turn-event protocol: a line is not a JSON object")
+		return ev, false, &agent.ProtocolError{Err: errors.New("a line is not a JSON object")}
 	}
 	if err := json.Unmarshal(line, &ev); err != nil {
-		return ev, false, fmt.Errorf("turn-event protocol: malformed event: %w", err)
+		return ev, false, &agent.ProtocolError{Err: fmt.Errorf("malformed event: %w", err)}
 	}
 	if ev.V != agent.EventVersion {
-		return ev, false, fmt.Errorf("turn-event protocol: unsupported version %d", ev.V)
+		return ev, false, &agent.ProtocolError{Err: fmt.Errorf("unsupported version %d", ev.V)}
 	}
 	if ev.Type == "" {
-		return ev, false, errors.New("turn-event protocol: event without a type")
+		return ev, false, &agent.ProtocolError{Err: errors.New("event without a type")}
 	}
 	return ev, true, nil
 }
