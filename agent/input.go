@@ -366,6 +366,11 @@ func buildInput(m *a2a.Message, lim InputLimits, cwd string, ws *Workspace) (*tu
 				return nil, unsupported(field, mt)
 			}
 		case "url":
+			// A declared media type the agent cannot take is refused as such,
+			// before the URL itself is looked at (RPC-15).
+			if mt != "" && !lim.textLike(mt) && !lim.multimodal(mt) {
+				return nil, unsupported(field, mt)
+			}
 			text, att, err := readFilePart(p, i, field, lim, cwd, ws)
 			if err != nil {
 				return nil, err

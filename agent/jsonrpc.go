@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
@@ -256,7 +257,10 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 	_, _ = w.Write(b)
 }
 
-// decodeParams decodes a call's params into v, naming the offending field.
+// decodeParams decodes a call's params (or an HTTP+JSON body) into v,
+// naming the offending field. Keys are first normalised by the ProtoJSON
+// input rule (RPC-14, normalizeProtoJSON): proto field names are accepted
+// besides the JSON names.
 func decodeParams(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -264,6 +268,10 @@ func decodeParams(raw json.RawMessage, v any) error {
 	}
 	if raw[0] != '{' {
 		return a2a.ErrInvalidParams("params", "must be an object")
+	}
+	raw, err := normalizeProtoJSON(raw, reflect.TypeOf(v))
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -110,8 +111,11 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 		}
 	case a2a.MethodGetTask:
 		req := a2a.GetTaskRequest{Tenant: tenant, ID: route.taskID}
-		if req.HistoryLength, err = queryInt32(r.URL.Query(), "historyLength"); err == nil {
-			res, err = s.GetTask(ctx, principal, &req)
+		var q url.Values
+		if q, err = normalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
+			if req.HistoryLength, err = queryInt32(q, "historyLength"); err == nil {
+				res, err = s.GetTask(ctx, principal, &req)
+			}
 		}
 	case a2a.MethodListTasks:
 		var req *a2a.ListTasksRequest
@@ -142,13 +146,17 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 				res, err = s.CreateTaskPushNotificationConfig(ctx, principal, &req)
 			}
 		} else {
-			req := a2a.ListTaskPushNotificationConfigsRequest{Tenant: tenant, TaskID: route.taskID, PageToken: r.URL.Query().Get("pageToken")}
+			req := a2a.ListTaskPushNotificationConfigsRequest{Tenant: tenant, TaskID: route.taskID}
+			var q url.Values
 			var ps *int32
-			if ps, err = queryInt32(r.URL.Query(), "pageSize"); err == nil {
-				if ps != nil {
-					req.PageSize = *ps
+			if q, err = normalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
+				req.PageToken = q.Get("pageToken")
+				if ps, err = queryInt32(q, "pageSize"); err == nil {
+					if ps != nil {
+						req.PageSize = *ps
+					}
+					res, err = s.ListTaskPushNotificationConfigs(ctx, principal, &req)
 				}
-				res, err = s.ListTaskPushNotificationConfigs(ctx, principal, &req)
 			}
 		}
 	case "pushConfig":
@@ -171,7 +179,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 		writeRESTError(w, a2a.ErrInternal(), 0)
 		return true
 	}
-	w.Header().Set("Content-Type", "application/a2a+json")
+	w.Header().Set("Content-Type", "application/json") // A2A 1.0 §11.1 (RPC-15)
 	_, _ = w.Write(b)
 	return true
 }
@@ -268,10 +276,14 @@ func queryInt32(q url.Values, name string) (*int32, error) {
 	return &i, nil
 }
 
-// listRequestFromQuery reads ListTasks parameters from a query string.
+// listRequestFromQuery reads ListTasks parameters from a query string
+// (JSON or proto field names, RPC-14).
 func listRequestFromQuery(q url.Values) (*a2a.ListTasksRequest, error) {
+	q, err := normalizeQuery(q, reflect.TypeFor[a2a.ListTasksRequest]())
+	if err != nil {
+		return nil, err
+	}
 	req := &a2a.ListTasksRequest{ContextID: q.Get("contextId"), PageToken: q.Get("pageToken"), StatusTimestampAfter: q.Get("statusTimestampAfter")}
-	var err error
 	if v := q.Get("status"); v != "" {
 		if req.Status, err = a2a.ParseTaskState(v); err != nil {
 			return nil, a2a.ErrInvalidParams("status", "is not a task state")

@@ -63,7 +63,7 @@ var errorKinds = map[int]errorKind{
 	CodeTaskNotCancelable:            {"TASK_NOT_CANCELABLE", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodePushNotificationNotSupported: {"PUSH_NOTIFICATION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeUnsupportedOperation:         {"UNSUPPORTED_OPERATION", http.StatusBadRequest, "FAILED_PRECONDITION"},
-	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusUnsupportedMediaType, "INVALID_ARGUMENT"},
 	CodeInvalidAgentResponse:         {"INVALID_AGENT_RESPONSE", http.StatusInternalServerError, "INTERNAL"},
 	CodeExtendedCardNotConfigured:    {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeExtensionSupportRequired:     {"EXTENSION_SUPPORT_REQUIRED", http.StatusBadRequest, "FAILED_PRECONDITION"},

@@ -1,0 +1,432 @@
+package agent
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// ProtoJSON input rule (RPC-14). A2A 1.0 messages are protobuf messages and
+// their JSON is ProtoJSON, whose parsers accept every field under its
+// lowerCamelCase JSON name and under its original proto field name
+// (`task_id` for `taskId`). Before the strict decoding of a request body,
+// normalizeProtoJSON renames proto-spelled keys to their JSON names. Which
+// objects are schema objects is read from the target Go type: the json
+// tags of its struct fields, followed into nested structs and slices of
+// structs. Everything else — maps such as `metadata`, raw JSON such as a
+// data part's `data`, scalars and enums — is copied byte for byte, so user
+// data is never rewritten. A field given under both spellings is an
+// invalid params error naming the field. Enum numbers are accepted by the
+// enums' own UnmarshalJSON (a2a.TaskState, a2a.Role).
+
+// fieldShape says how the normaliser treats a field's value.
+type fieldShape int
+
+const (
+	// shapeOpaque values (scalars, enums, maps, raw JSON) are left as sent.
+	shapeOpaque fieldShape = iota
+	// shapeObject values are schema messages whose keys are normalised.
+	shapeObject
+	// shapeArray values are repeated schema messages.
+	shapeArray
+)
+
+// protoField is one field of a schema message.
+type protoField struct {
+	name  string       // the JSON (lowerCamelCase) name: the json tag
+	shape fieldShape   // how its value is treated
+	elem  reflect.Type // the struct type of an object or array element
+}
+
+// protoSchema maps both spellings of every field of one struct type.
+type protoSchema struct {
+	fields map[string]*protoField
+}
+
+var protoSchemas sync.Map // reflect.Type → *protoSchema
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// schemaFor returns the (cached) field table of struct type t.
+func schemaFor(t reflect.Type) *protoSchema {
+	if s, ok := protoSchemas.Load(t); ok {
+		return s.(*protoSchema)
+	}
+	s := &protoSchema{fields: map[string]*protoField{}}
+	addSchemaFields(s, t, 0)
+	actual, _ := protoSchemas.LoadOrStore(t, s)
+	return actual.(*protoSchema)
+}
+
+// addSchemaFields adds the tagged fields of t, flattening untagged embedded
+// structs as encoding/json does.
+func addSchemaFields(s *protoSchema, t reflect.Type, depth int) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag, hasTag := sf.Tag.Lookup("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" && tag == "-" {
+			continue
+		}
+		if sf.Anonymous && name == "" && depth < 8 {
+			et := sf.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				addSchemaFields(s, et, depth+1)
+				continue
+			}
+		}
+		if !sf.IsExported() || !hasTag || name == "" {
+			continue // untagged fields keep encoding/json's own matching
+		}
+		f := &protoField{name: name}
+		f.shape, f.elem = shapeOf(sf.Type)
+		if _, taken := s.fields[name]; !taken {
+			s.fields[name] = f
+		}
+		if p := protoName(name); p != name {
+			if _, taken := s.fields[p]; !taken {
+				s.fields[p] = f
+			}
+		}
+	}
+}
+
+// shapeOf classifies a field type: structs and slices of structs are
+// schema messages unless they decode themselves.
+func shapeOf(t reflect.Type) (fieldShape, reflect.Type) {
+	t = derefType(t)
+	if decodesItself(t) {
+		return shapeOpaque, nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return shapeObject, t
+	case reflect.Slice, reflect.Array:
+		e := derefType(t.Elem())
+		if e.Kind() == reflect.Struct && !decodesItself(e) {
+			return shapeArray, e
+		}
+	}
+	return shapeOpaque, nil
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(jsonUnmarshalerType) || p.Implements(jsonUnmarshalerType) ||
+		t.Implements(textUnmarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+// protoName returns the proto field name of a lowerCamelCase JSON name:
+// an underscore before each capital, lower-cased ("referenceTaskIds" →
+// "reference_task_ids"), which is how protoc derives the JSON name.
+func protoName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// normalizeProtoJSON rewrites the proto-spelled keys of raw (a JSON object
+// to be decoded into a value of type t) to their JSON names, at every
+// nesting level of the schema. It scans raw once and splices only the
+// renamed keys; free-form members are copied byte for byte, and raw itself
+// is returned when nothing is renamed. A field given under both spellings
+// is an invalid params error. Input that is not valid JSON is returned as
+// is, for the decoder to report.
+func normalizeProtoJSON(raw []byte, t reflect.Type) ([]byte, error) {
+	t = derefType(t)
+	if t.Kind() != reflect.Struct {
+		return raw, nil
+	}
+	if bytes.IndexByte(raw, '_') < 0 && !bytes.Contains(raw, []byte(`\u005`)) {
+		return raw, nil // no proto field name can occur without an underscore
+	}
+	n := &normalizer{src: raw}
+	i := n.ws(0)
+	if i >= len(raw) || raw[i] != '{' {
+		return raw, nil
+	}
+	if _, err := n.object(i, schemaFor(t), ""); err != nil {
+		if errors.Is(err, errMalformed) {
+			return raw, nil
+		}
+		return nil, err
+	}
+	if len(n.edits) == 0 {
+		return raw, nil
+	}
+	out := make([]byte, 0, len(raw)+8*len(n.edits))
+	last := 0
+	for _, e := range n.edits {
+		out = append(out, raw[last:e.start]...)
+		out = append(out, '"')
+		out = append(out, e.name...)
+		out = append(out, '"')
+		last = e.end
+	}
+	return append(out, raw[last:]...), nil
+}
+
+// errMalformed stops the scan of input that is not valid JSON.
+var errMalformed = errors.New("malformed JSON")
+
+// keyEdit replaces the key token src[start:end] by the quoted name.
+type keyEdit struct {
+	start, end int
+	name       string
+}
+
+// normalizer scans one JSON document and records the keys to rename.
+type normalizer struct {
+	src   []byte
+	edits []keyEdit
+}
+
+// ws skips JSON whitespace from i.
+func (n *normalizer) ws(i int) int {
+	for i < len(n.src) {
+		switch n.src[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// str returns the end of the string token starting at i (a quote).
+func (n *normalizer) str(i int) (int, error) {
+	k := i + 1
+	for {
+		j := bytes.IndexByte(n.src[k:], '"')
+		if j < 0 {
+			return 0, errMalformed
+		}
+		q := k + j
+		bs := 0
+		for p := q - 1; p > i && n.src[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q + 1, nil
+		}
+		k = q + 1
+	}
+}
+
+// value returns the end of the JSON value starting at i.
+func (n *normalizer) value(i int) (int, error) {
+	if i >= len(n.src) {
+		return 0, errMalformed
+	}
+	switch n.src[i] {
+	case '"':
+		return n.str(i)
+	case '{', '[':
+		depth := 0
+		for i < len(n.src) {
+			switch n.src[i] {
+			case '"':
+				end, err := n.str(i)
+				if err != nil {
+					return 0, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return 0, errMalformed
+	}
+	start := i
+	for i < len(n.src) {
+		switch n.src[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			if i == start {
+				return 0, errMalformed
+			}
+			return i, nil
+		}
+		i++
+	}
+	if i == start {
+		return 0, errMalformed
+	}
+	return i, nil
+}
+
+// key decodes the key token src[start:end].
+func (n *normalizer) key(start, end int) (string, error) {
+	tok := n.src[start:end]
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1 : len(tok)-1]), nil
+	}
+	var k string
+	if err := json.Unmarshal(tok, &k); err != nil {
+		return "", errMalformed
+	}
+	return k, nil
+}
+
+// object scans the schema object at i (a '{') and returns its end.
+func (n *normalizer) object(i int, s *protoSchema, path string) (int, error) {
+	i = n.ws(i + 1)
+	if i < len(n.src) && n.src[i] == '}' {
+		return i + 1, nil
+	}
+	var seen [][2]string // JSON name, spelling sent
+	for {
+		if i >= len(n.src) || n.src[i] != '"' {
+			return 0, errMalformed
+		}
+		kEnd, err := n.str(i)
+		if err != nil {
+			return 0, err
+		}
+		key, err := n.key(i, kEnd)
+		if err != nil {
+			return 0, err
+		}
+		j := n.ws(kEnd)
+		if j >= len(n.src) || n.src[j] != ':' {
+			return 0, errMalformed
+		}
+		v := n.ws(j + 1)
+		var end int
+		if f := s.fields[key]; f != nil {
+			for _, p := range seen {
+				if p[0] == f.name && p[1] != key {
+					return 0, a2a.ErrInvalidParams(joinPath(path, f.name), fmt.Sprintf("is given twice, as %q and %q", p[1], key))
+				}
+			}
+			seen = append(seen, [2]string{f.name, key})
+			if key != f.name {
+				n.edits = append(n.edits, keyEdit{start: i, end: kEnd, name: f.name})
+			}
+			switch {
+			case f.shape == shapeObject && v < len(n.src) && n.src[v] == '{':
+				end, err = n.object(v, schemaFor(f.elem), joinPath(path, f.name))
+			case f.shape == shapeArray && v < len(n.src) && n.src[v] == '[':
+				end, err = n.array(v, schemaFor(f.elem), joinPath(path, f.name))
+			default:
+				end, err = n.value(v)
+			}
+		} else {
+			end, err = n.value(v)
+		}
+		if err != nil {
+			return 0, err
+		}
+		i = n.ws(end)
+		if i >= len(n.src) {
+			return 0, errMalformed
+		}
+		switch n.src[i] {
+		case ',':
+			i = n.ws(i + 1)
+		case '}':
+			return i + 1, nil
+		default:
+			return 0, errMalformed
+		}
+	}
+}
+
+// array scans an array of schema objects at i (a '[') and returns its end.
+func (n *normalizer) array(i int, s *protoSchema, path string) (int, error) {
+	i = n.ws(i + 1)
+	if i < len(n.src) && n.src[i] == ']' {
+		return i + 1, nil
+	}
+	for k := 0; ; k++ {
+		var end int
+		var err error
+		if i < len(n.src) && n.src[i] == '{' {
+			end, err = n.object(i, s, fmt.Sprintf("%s[%d]", path, k))
+		} else {
+			end, err = n.value(i)
+		}
+		if err != nil {
+			return 0, err
+		}
+		i = n.ws(end)
+		if i >= len(n.src) {
+			return 0, errMalformed
+		}
+		switch n.src[i] {
+		case ',':
+			i = n.ws(i + 1)
+		case ']':
+			return i + 1, nil
+		default:
+			return 0, errMalformed
+		}
+	}
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// normalizeQuery applies the same rule to the query parameters of an
+// HTTP+JSON GET whose fields are those of struct type t: a parameter under
+// its proto field name (`history_length`) is moved to its JSON name
+// (`historyLength`); both spellings at once are an invalid params error.
+func normalizeQuery(q url.Values, t reflect.Type) (url.Values, error) {
+	s := schemaFor(derefType(t))
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(url.Values, len(q))
+	for _, k := range keys {
+		name := k
+		if f := s.fields[k]; f != nil && f.name != k {
+			if _, dup := q[f.name]; dup {
+				return nil, a2a.ErrInvalidParams(f.name, fmt.Sprintf("is given twice, as %q and %q", f.name, k))
+			}
+			name = f.name
+		}
+		out[name] = q[k]
+	}
+	return out, nil
+}
