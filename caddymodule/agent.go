@@ -266,6 +266,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		cfg.Push = eng
+		cfg.MaxPushConfigsPerTask = h.Push.MaxConfigsPerTask
 	}
 	switch {
 	case h.OwnerScope == "-":
