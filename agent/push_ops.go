@@ -161,6 +161,9 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, owner st
 	if req == nil {
 		return nil, a2a.ErrInvalidParams("taskId", "is required")
 	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
+	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
 	}
@@ -179,6 +182,9 @@ func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, owner strin
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
+	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
 	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
@@ -207,6 +213,9 @@ func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, owner str
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
+	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
 	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
@@ -256,6 +265,9 @@ func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, owner st
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
+	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
 	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
