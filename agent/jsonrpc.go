@@ -369,7 +369,13 @@ func (h *Handler) dispatch(ctx context.Context, principal string, call rpcCall) 
 		}
 		return s.DeleteTaskPushNotificationConfig(ctx, principal, &req)
 	case a2a.MethodGetExtendedAgentCard:
-		return s.GetExtendedAgentCard(ctx, principal)
+		// The method takes no params but the tenant; other content is
+		// ignored, as before tenants were read.
+		var req struct {
+			Tenant string `json:"tenant"`
+		}
+		_ = decodeParams(call.params, &req)
+		return s.GetExtendedAgentCard(ctx, principal, req.Tenant)
 	}
 	return nil, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.method)}
 }

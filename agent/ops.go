@@ -17,9 +17,39 @@ type Stream interface {
 	Close()
 }
 
+// checkTenant answers a request naming an A2A tenant (the `tenant` field,
+// or the REST `/{tenant}/…` prefix). This site serves no tenants, so any
+// tenant is one it does not serve: TaskNotFoundError (HTTP 404), never
+// the data of the site's own agent (TURN-10). Every operation calls it
+// first, for both bindings.
+func checkTenant(tenant, taskID string) error {
+	if tenant == "" {
+		return nil
+	}
+	if taskID == "" || !validID(taskID) {
+		return &a2a.Error{Code: a2a.CodeTaskNotFound, Message: "Task not found"}
+	}
+	return a2a.ErrTaskNotFound(taskID)
+}
+
+// sendTenant checks the tenant of a SendMessage request.
+func sendTenant(req *a2a.SendMessageRequest) error {
+	if req == nil {
+		return nil
+	}
+	taskID := ""
+	if req.Message != nil {
+		taskID = req.Message.TaskID
+	}
+	return checkTenant(req.Tenant, taskID)
+}
+
 // SendMessage runs a turn and returns the task once it is terminal or
 // interrupted, or at once with returnImmediately (RPC-1b).
 func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	if err := sendTenant(req); err != nil {
+		return nil, err
+	}
 	hl, err := historyLength(configHistory(req))
 	if err != nil {
 		return nil, err
@@ -58,6 +88,9 @@ func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMe
 // SendStreamingMessage runs a turn and streams its events: the Task first,
 // then status and artifact updates, ending when the turn ends.
 func (s *Service) SendStreamingMessage(ctx context.Context, owner string, req *a2a.SendMessageRequest) (Stream, error) {
+	if err := sendTenant(req); err != nil {
+		return nil, err
+	}
 	hl, err := historyLength(configHistory(req))
 	if err != nil {
 		return nil, err
@@ -72,6 +105,9 @@ func (s *Service) SendStreamingMessage(ctx context.Context, owner string, req *a
 
 // GetTask returns the caller's task with historyLength applied (RPC-8).
 func (s *Service) GetTask(ctx context.Context, owner string, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if err := checkTenant(req.Tenant, req.ID); err != nil {
+		return nil, err
+	}
 	if err := checkID("id", req.ID); err != nil {
 		return nil, err
 	}
@@ -109,6 +145,9 @@ func (s *Service) loadTask(ctx context.Context, owner, id string) (*a2a.Task, er
 
 // ListTasks returns one page of the caller's tasks (RPC-9).
 func (s *Service) ListTasks(ctx context.Context, owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	if err := checkTenant(req.Tenant, ""); err != nil {
+		return nil, err
+	}
 	q := store.ListQuery{Owner: owner, Limit: 50}
 	if req.PageSize != nil {
 		if *req.PageSize < 1 || *req.PageSize > 100 {
@@ -160,6 +199,9 @@ func (s *Service) ListTasks(ctx context.Context, owner string, req *a2a.ListTask
 
 // CancelTask cancels a running or input-required task (RPC-10).
 func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if err := checkTenant(req.Tenant, req.ID); err != nil {
+		return nil, err
+	}
 	if err := checkID("id", req.ID); err != nil {
 		return nil, err
 	}
@@ -251,6 +293,9 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 // events; without one within SubscribeIdleTimeout it ends after a final Task
 // snapshot.
 func (s *Service) SubscribeToTask(ctx context.Context, owner string, req *a2a.SubscribeToTaskRequest) (Stream, error) {
+	if err := checkTenant(req.Tenant, req.ID); err != nil {
+		return nil, err
+	}
 	if err := checkID("id", req.ID); err != nil {
 		return nil, err
 	}
@@ -287,8 +332,12 @@ func (s *Service) SubscribeToTask(ctx context.Context, owner string, req *a2a.Su
 	}
 }
 
-// GetExtendedAgentCard returns the authenticated extended card (CARD-8).
-func (s *Service) GetExtendedAgentCard(ctx context.Context, owner string) (*a2a.AgentCard, error) {
+// GetExtendedAgentCard returns the authenticated extended card (CARD-8);
+// tenant is the request's A2A tenant ("" = none).
+func (s *Service) GetExtendedAgentCard(ctx context.Context, owner, tenant string) (*a2a.AgentCard, error) {
+	if err := checkTenant(tenant, ""); err != nil {
+		return nil, err
+	}
 	if s.cfg.ExtendedCard == nil {
 		return nil, a2a.ErrUnsupportedOperation("The extended agent card is not available: authentication is not configured")
 	}

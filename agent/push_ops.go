@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -91,8 +92,10 @@ func isToken(s string) bool {
 	return s != ""
 }
 
-// savePushConfig seals the secrets and stores a validated config on taskID.
-func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner, taskID string, c *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+// savePushConfig seals the secrets and stores a validated config on taskID,
+// within the cap of configs per task (PUSH-1); prefix names the fields in
+// errors.
+func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner, taskID string, c *a2a.TaskPushNotificationConfig, prefix string) (*a2a.TaskPushNotificationConfig, error) {
 	id := c.ID
 	if id == "" {
 		id = taskID
@@ -110,9 +113,12 @@ func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner,
 			return nil, a2a.ErrInternal()
 		}
 	}
-	if err := ps.PutPushConfig(ctx, rec); err != nil {
+	if err := ps.PutPushConfigMax(ctx, rec, s.cfg.MaxPushConfigsPerTask); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, a2a.ErrTaskNotFound(taskID)
+		}
+		if errors.Is(err, store.ErrPushConfigLimit) {
+			return nil, a2a.ErrInvalidParams(prefix+"id", fmt.Sprintf("at most %d push notification configs per task", s.cfg.MaxPushConfigsPerTask))
 		}
 		s.cfg.Logger.Error("storing push config", errField(err))
 		return nil, a2a.ErrInternal()
@@ -155,6 +161,9 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, owner st
 	if req == nil {
 		return nil, a2a.ErrInvalidParams("taskId", "is required")
 	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
+	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
 	}
@@ -164,7 +173,7 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, owner st
 	if err := s.validatePushConfig(ctx, req, ""); err != nil {
 		return nil, err
 	}
-	return s.savePushConfig(ctx, ps, owner, req.TaskID, req)
+	return s.savePushConfig(ctx, ps, owner, req.TaskID, req, "")
 }
 
 // GetTaskPushNotificationConfig returns one config; an unknown one (or one
@@ -173,6 +182,9 @@ func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, owner strin
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
+	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
 	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
@@ -201,6 +213,9 @@ func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, owner str
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
+	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
 	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err
@@ -250,6 +265,9 @@ func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, owner st
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
+	}
+	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
+		return nil, err
 	}
 	if err := checkID("taskId", req.TaskID); err != nil {
 		return nil, err

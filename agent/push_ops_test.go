@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,12 @@ import (
 // workers are not started, so queued jobs stay in the outbox to inspect.
 func newPushEnv(t *testing.T) (*testEnv, string) {
 	t.Helper()
+	return newPushEnvWith(t, Config{})
+}
+
+// newPushEnvWith is newPushEnv with cfg (its Push is set here).
+func newPushEnvWith(t *testing.T, cfg Config) (*testEnv, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "a2a.db")
 	st, err := store.OpenSQLite(path, store.SQLiteOptions{})
 	if err != nil {
@@ -29,8 +36,8 @@ func newPushEnv(t *testing.T) (*testEnv, string) {
 		t.Fatal(err)
 	}
 	allow, _ := push.ParseCIDRs("127.0.0.0/8")
-	eng := push.NewEngine(push.NewLocalQueue(st, 0), kr, 1, push.Settings{Policy: &push.Policy{Allow: allow}}, nil)
-	return newTestEnvOn(t, st, Config{Push: eng}, true), path
+	cfg.Push = push.NewEngine(push.NewLocalQueue(st, 0), kr, 1, push.Settings{Policy: &push.Policy{Allow: allow}}, nil)
+	return newTestEnvOn(t, st, cfg, true), path
 }
 
 func pushDepth(t *testing.T, st *store.SQLite) int {
@@ -202,4 +209,58 @@ func TestPushOff(t *testing.T) {
 	}
 	e.rpcError("", a2a.MethodSendMessage, map[string]any{"message": msg("x"), "configuration": map[string]any{
 		"taskPushNotificationConfig": map[string]any{"url": "https://example.com/"}}}, a2a.CodePushNotificationNotSupported)
+}
+
+// TestPushConfigCap covers PUSH-1's max_configs_per_task: the inline config
+// counts, a config beyond the cap is InvalidParams naming the limit (by the
+// method and inline on a follow-up, which then leaves the task unchanged),
+// replacing an existing id does not count twice, and the default is 10.
+func TestPushConfigCap(t *testing.T) {
+	e, _ := newPushEnvWith(t, Config{MaxPushConfigsPerTask: 3})
+	const hook = "http://127.0.0.1:9/hook"
+	task := e.send("alice", &a2a.SendMessageRequest{Message: msg("hi"), Configuration: &a2a.SendMessageConfiguration{
+		TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{URL: hook}}})
+	for _, id := range []string{"b", "c"} {
+		e.result("alice", a2a.MethodCreatePushConfig, map[string]any{"taskId": task.ID, "id": id, "url": hook}, nil)
+	}
+	er := e.rpcError("alice", a2a.MethodCreatePushConfig, map[string]any{"taskId": task.ID, "id": "d", "url": hook}, a2a.CodeInvalidParams)
+	if !strings.Contains(er.Message, "at most 3 push notification configs per task") {
+		t.Fatalf("cap message %q does not name the limit", er.Message)
+	}
+	// Without an id the config's id is the task id: the inline one, replaced.
+	e.result("alice", a2a.MethodCreatePushConfig, map[string]any{"taskId": task.ID, "url": hook + "?v=2"}, nil)
+	e.result("alice", a2a.MethodCreatePushConfig, map[string]any{"taskId": task.ID, "id": "b", "url": hook + "?v=2"}, nil)
+
+	// Inline on a follow-up: refused at the cap, and the task is untouched.
+	before := e.getTask("alice", task.ID)
+	follow := map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": "m2", "taskId": task.ID, "contextId": task.ContextID,
+		"parts": []any{map[string]any{"text": "more"}}}, "configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"id": "e", "url": hook}}}
+	er = e.rpcError("alice", a2a.MethodSendMessage, follow, a2a.CodeInvalidParams)
+	if !strings.Contains(er.Message, "at most 3 push notification configs per task") {
+		t.Fatalf("inline cap message %q", er.Message)
+	}
+	checkBadRequestField(t, er.Data, pushInlinePrefix+"id")
+	after := e.getTask("alice", task.ID)
+	if after.Status.State != before.Status.State || len(after.History) != len(before.History) {
+		t.Fatalf("refused follow-up changed the task: %s/%d → %s/%d", before.Status.State, len(before.History), after.Status.State, len(after.History))
+	}
+	// Inline on a follow-up replacing an existing id is accepted.
+	follow["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"id": "c", "url": hook + "?v=3"}}
+	e.result("alice", a2a.MethodSendMessage, follow, nil)
+	var list a2a.ListTaskPushNotificationConfigsResponse
+	e.result("alice", a2a.MethodListPushConfigs, map[string]any{"taskId": task.ID}, &list)
+	if len(list.Configs) != 3 {
+		t.Fatalf("configs on the task: %d, want 3", len(list.Configs))
+	}
+
+	// The default cap is 10.
+	d, _ := newPushEnv(t)
+	t2 := d.send("alice", &a2a.SendMessageRequest{Message: msg("hi")})
+	for i := range 10 {
+		d.result("alice", a2a.MethodCreatePushConfig, map[string]any{"taskId": t2.ID, "id": fmt.Sprintf("c%d", i), "url": hook}, nil)
+	}
+	er = d.rpcError("alice", a2a.MethodCreatePushConfig, map[string]any{"taskId": t2.ID, "id": "c10", "url": hook}, a2a.CodeInvalidParams)
+	if !strings.Contains(er.Message, "at most 10 push notification configs per task") {
+		t.Fatalf("default cap message %q", er.Message)
+	}
 }

@@ -60,6 +60,15 @@ func parseRESTPath(path string) (restRoute, string, bool) {
 	return restRoute{}, "", false
 }
 
+// restTenant is the tenant of a REST request with a body: the path's
+// `/{tenant}/…` prefix, else the body's `tenant` field.
+func restTenant(path, body string) string {
+	if path != "" {
+		return path
+	}
+	return body
+}
+
 func isRESTRoot(seg string) bool {
 	return seg == "tasks" || seg == "extendedAgentCard" || strings.HasPrefix(seg, "message:")
 }
@@ -97,7 +106,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
 		var req a2a.SendMessageRequest
 		if err = h.decodeBody(w, r, &req, false); err == nil {
-			req.Tenant = tenant
+			req.Tenant = restTenant(tenant, req.Tenant)
 			if route.op == a2a.MethodSendMessage {
 				res, err = s.SendMessage(ctx, principal, &req)
 			} else {
@@ -126,7 +135,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
 		if err = h.decodeBody(w, r, &req, true); err == nil {
-			req.ID, req.Tenant = route.taskID, tenant
+			req.ID, req.Tenant = route.taskID, restTenant(tenant, req.Tenant)
 			res, err = s.CancelTask(ctx, principal, &req)
 		}
 	case a2a.MethodSubscribeToTask:
@@ -137,12 +146,12 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 			return true
 		}
 	case a2a.MethodGetExtendedAgentCard:
-		res, err = s.GetExtendedAgentCard(ctx, principal)
+		res, err = s.GetExtendedAgentCard(ctx, principal, tenant)
 	case "pushConfigs":
 		if r.Method == http.MethodPost {
 			var req a2a.TaskPushNotificationConfig
 			if err = h.decodeBody(w, r, &req, false); err == nil {
-				req.TaskID, req.Tenant = route.taskID, tenant
+				req.TaskID, req.Tenant = route.taskID, restTenant(tenant, req.Tenant)
 				res, err = s.CreateTaskPushNotificationConfig(ctx, principal, &req)
 			}
 		} else {

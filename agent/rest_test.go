@@ -109,17 +109,10 @@ func TestRESTSendAndGet(t *testing.T) {
 	checkBadRequestField(t, re.Error.Details, "historyLength")
 	e.restError("GET", "/tasks/"+id+"?historyLength=-1", nil, restHeaders(""), 400, "INVALID_PARAMS")
 
-	// Tenant prefix.
-	var tg a2a.Task
-	e.rest("GET", "/t1/tasks/"+id, nil, "", &tg)
-	if tg.ID != id {
-		t.Errorf("tenant GET: %+v", tg)
-	}
-	var tres a2a.SendMessageResponse
-	e.rest("POST", "/t1/message:send", sendReq(msg("tenant")), "", &tres)
-	if tres.Task == nil || tres.Task.Status.State != a2a.TaskStateInputRequired {
-		t.Errorf("tenant send: %+v", tres)
-	}
+	// A tenant prefix names a tenant this endpoint does not serve: 404
+	// TASK_NOT_FOUND, never the untenanted task (TURN-10).
+	e.restError("GET", "/t1/tasks/"+id, nil, restHeaders(""), 404, "TASK_NOT_FOUND")
+	e.restError("POST", "/t1/message:send", []byte(mustJSON(sendReq(msg("tenant")))), restJSON(""), 404, "TASK_NOT_FOUND")
 }
 
 func TestRESTNotFoundShape(t *testing.T) {
@@ -220,10 +213,11 @@ func TestRESTCancel(t *testing.T) {
 	g.waitStarted(t)
 	g.release <- struct{}{}
 	e.waitState("", res.Task.ID, a2a.TaskStateInputRequired, 5*time.Second)
+	e.restError("POST", "/t1/tasks/"+res.Task.ID+":cancel", []byte(`{"metadata":{"why":"test"}}`), restJSON(""), 404, "TASK_NOT_FOUND")
 	var c2 a2a.Task
-	e.rest("POST", "/t1/tasks/"+res.Task.ID+":cancel", map[string]any{"metadata": map[string]any{"why": "test"}}, "", &c2)
+	e.rest("POST", "/tasks/"+res.Task.ID+":cancel", map[string]any{"metadata": map[string]any{"why": "test"}}, "", &c2)
 	if c2.Status.State != a2a.TaskStateCanceled {
-		t.Errorf("tenant cancel: %s", c2.Status.State)
+		t.Errorf("cancel with metadata: %s", c2.Status.State)
 	}
 	// Wrong verb.
 	hr = e.do("GET", "/tasks/"+res.Task.ID+":cancel", nil, restHeaders(""))
@@ -403,5 +397,62 @@ func TestParseRESTPath(t *testing.T) {
 		if r.op != c.op || r.taskID != c.task || r.cfgID != c.cfg || tenant != c.tenant {
 			t.Errorf("%q: op %q task %q cfg %q tenant %q; want %q %q %q %q", c.path, r.op, r.taskID, r.cfgID, tenant, c.op, c.task, c.cfg, c.tenant)
 		}
+	}
+}
+
+// TestTenantNotServed covers TURN-10 before multi-agent sites: a request
+// naming any tenant — the REST `/{tenant}/…` prefix, the body's or the
+// JSON-RPC params' `tenant` field — is TaskNotFoundError (404 / -32001) for
+// every operation, and never reaches the untenanted tasks.
+func TestTenantNotServed(t *testing.T) {
+	e, _ := newPushEnv(t)
+	task := e.send("", &a2a.SendMessageRequest{Message: msg("hi")})
+	id := task.ID
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/acme/tasks/" + id, ""},
+		{"GET", "/acme/tasks", ""},
+		{"POST", "/acme/tasks/" + id + ":cancel", "{}"},
+		{"GET", "/acme/tasks/" + id + ":subscribe", ""},
+		{"POST", "/acme/message:send", mustJSON(sendReq(msg("x")))},
+		{"POST", "/acme/message:stream", mustJSON(sendReq(msg("x")))},
+		{"POST", "/message:send", `{"tenant":"acme","message":{"role":"ROLE_USER","messageId":"m9","parts":[{"text":"x"}]}}`},
+		{"GET", "/acme/tasks/" + id + "/pushNotificationConfigs", ""},
+		{"POST", "/acme/tasks/" + id + "/pushNotificationConfigs", `{"url":"http://127.0.0.1:9/h"}`},
+		{"GET", "/acme/tasks/" + id + "/pushNotificationConfigs/" + id, ""},
+		{"DELETE", "/acme/tasks/" + id + "/pushNotificationConfigs/" + id, ""},
+		{"GET", "/acme/extendedAgentCard", ""},
+	} {
+		var body []byte
+		hdr := restHeaders("")
+		if c.body != "" {
+			body, hdr = []byte(c.body), restJSON("")
+		}
+		e.restError(c.method, c.path, body, hdr, 404, "TASK_NOT_FOUND")
+	}
+	for _, c := range []struct {
+		method string
+		params map[string]any
+	}{
+		{a2a.MethodGetTask, map[string]any{"tenant": "acme", "id": id}},
+		{a2a.MethodListTasks, map[string]any{"tenant": "acme"}},
+		{a2a.MethodCancelTask, map[string]any{"tenant": "acme", "id": id}},
+		{a2a.MethodSendMessage, map[string]any{"tenant": "acme", "message": msg("x")}},
+		{a2a.MethodCreatePushConfig, map[string]any{"tenant": "acme", "taskId": id, "url": "http://127.0.0.1:9/h"}},
+		{a2a.MethodGetPushConfig, map[string]any{"tenant": "acme", "taskId": id, "id": id}},
+		{a2a.MethodListPushConfigs, map[string]any{"tenant": "acme", "taskId": id}},
+		{a2a.MethodDeletePushConfig, map[string]any{"tenant": "acme", "taskId": id, "id": id}},
+		{a2a.MethodGetExtendedAgentCard, map[string]any{"tenant": "acme"}},
+	} {
+		e.rpcError("", c.method, c.params, a2a.CodeTaskNotFound)
+	}
+	// Streaming methods over JSON-RPC answer the error before any event.
+	rep := e.call("", a2a.MethodSubscribeToTask, map[string]any{"tenant": "acme", "id": id})
+	if rep.Error == nil || rep.Error.Code != a2a.CodeTaskNotFound {
+		t.Fatalf("SubscribeToTask with a tenant: %+v", rep)
+	}
+	// No tenant (or an empty one) is the site's own agent.
+	e.result("", a2a.MethodGetTask, map[string]any{"tenant": "", "id": id}, nil)
+	if n := len(e.getTask("", id).History); n == 0 {
+		t.Fatal("untenanted task lost its history")
 	}
 }

@@ -99,6 +99,17 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 			r.mu.Unlock()
 		}
 	}
+	followUp := len(task.History) > 1
+	if pushCfg != nil && followUp {
+		// A follow-up's task already has configs: a config refused by the
+		// cap (PUSH-1) must leave the task as it was, so it is stored first.
+		ps, _ := s.pushStore()
+		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
+			s.hub.runs.Delete(task.ID)
+			cancel(nil)
+			return nil, zero, nil, err
+		}
+	}
 	if durable || pushCfg != nil {
 		if err := s.st.PutTask(ctx, owner, &task); err != nil {
 			s.hub.runs.Delete(task.ID)
@@ -108,10 +119,10 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 			return nil, zero, nil, a2a.ErrInternal()
 		}
 	}
-	if pushCfg != nil {
+	if pushCfg != nil && !followUp {
 		// Stored before the turn starts, so its first state change is seen (PUSH-1).
 		ps, _ := s.pushStore()
-		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg); err != nil {
+		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
 			s.hub.runs.Delete(task.ID)
 			r.finish()
 			cancel(nil)

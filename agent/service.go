@@ -106,6 +106,10 @@ type Config struct {
 	// operation with PushNotificationNotSupportedError. The hub's store
 	// must implement store.PushStore.
 	Push Pusher
+	// MaxPushConfigsPerTask caps the push configs of one task (PUSH-1):
+	// creating one more (by the config methods or inline on SendMessage) is
+	// InvalidParamsError; replacing an existing id is allowed. Default 10.
+	MaxPushConfigsPerTask int
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -130,6 +134,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrentTurns <= 0 {
 		c.MaxConcurrentTurns = 64
+	}
+	if c.MaxPushConfigsPerTask <= 0 {
+		c.MaxPushConfigsPerTask = 10
 	}
 	if c.HistoryLimit <= 0 {
 		c.HistoryLimit = 100

@@ -1,10 +1,13 @@
 package caddymodule
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -283,6 +286,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			return err
 		}
 		cfg.Push = eng
+		cfg.MaxPushConfigsPerTask = h.Push.MaxConfigsPerTask
 	}
 	switch {
 	case h.OwnerScope == "-":
@@ -299,7 +303,10 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// ServeHTTP answers A2A requests and passes anything else to next.
+// ServeHTTP answers A2A requests and passes anything else to next. When
+// nothing after it answers either (no other handler in the site serves the
+// path), the request is answered 404 with a JSON error body instead of
+// Caddy's empty 200.
 func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if caddy.Exiting() {
 		// The process is stopping: refuse new turns even if the a2a app
@@ -310,7 +317,61 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	if h.handler.Serve(w, r, principal) {
 		return nil
 	}
-	return next.ServeHTTP(w, r)
+	aw := &answeredWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	if err := next.ServeHTTP(aw, r); err != nil || aw.answered {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(notFoundBody)
+	}
+	return nil
+}
+
+// notFoundBody answers a path no handler of an a2a site serves, in the
+// google.rpc.Status shape of the REST errors.
+var notFoundBody = []byte(`{"error":{"code":404,"status":"NOT_FOUND","message":"Not found"}}`)
+
+// answeredWriter records whether a later handler started a response: a
+// header, a body, a flush or a hijacked connection.
+type answeredWriter struct {
+	*caddyhttp.ResponseWriterWrapper
+	answered bool
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *answeredWriter) WriteHeader(code int) {
+	w.answered = true
+	w.ResponseWriterWrapper.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (w *answeredWriter) Write(b []byte) (int, error) {
+	w.answered = true
+	return w.ResponseWriterWrapper.Write(b)
+}
+
+// ReadFrom implements io.ReaderFrom.
+func (w *answeredWriter) ReadFrom(r io.Reader) (int64, error) {
+	w.answered = true
+	return w.ResponseWriterWrapper.ReadFrom(r)
+}
+
+// FlushError is found by http.ResponseController before Unwrap.
+func (w *answeredWriter) FlushError() error {
+	w.answered = true
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (w *answeredWriter) Flush() { _ = w.FlushError() }
+
+// Hijack is found by http.ResponseController before Unwrap.
+func (w *answeredWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.answered = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 var (

@@ -49,6 +49,7 @@ type App struct {
 	shared *sharedState
 	key    string
 	logger *zap.Logger
+	ctx    caddy.Context
 
 	// Push engines this config uses (push.go): pool keys and references.
 	pushKeys     []string
@@ -83,6 +84,7 @@ var sharedStates = caddy.NewUsagePool()
 // Provision opens (or reuses) the store and runtime of the data directory.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
+	a.ctx = ctx
 	if a.DataDir == "" {
 		a.DataDir = "./data"
 	}
@@ -159,9 +161,13 @@ func loadOrCreateKey(path string) ([]byte, error) {
 }
 
 // Start implements caddy.App: it starts the push workers of this config
-// (those shared with the previous config already run). The shared state is
+// (those shared with the previous config already run) and warns about
+// sites open beyond loopback without auth (AUTH-6). The shared state is
 // already running.
-func (a *App) Start() error { return a.startPush() }
+func (a *App) Start() error {
+	warnNoAuth(a.ctx, a.logger)
+	return a.startPush()
+}
 
 // Stop implements caddy.App (OPS-3). On a reload it does nothing: the next
 // config already shares the runtime and the push workers, so running turns,

@@ -266,6 +266,9 @@ var previousCards = struct {
 func (h *CardHandler) warnUnbumpedVersion() {
 	cfg := h.Config
 	version := cfg.Version
+	if version == "" {
+		version = card.DefaultVersion // what the card advertises
+	}
 	cfg.Version = ""
 	b, err := json.Marshal(struct {
 		C card.Config

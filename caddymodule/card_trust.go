@@ -13,22 +13,12 @@ import (
 // reports the uptime from it.
 var processStart = time.Now()
 
-// gatewayVersion returns the caddy-a2a module version of this build
-// ("(devel)" for a local build).
-func gatewayVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if bi.Main.Path == "github.com/caddy-a2a/caddy-a2a" {
-		return bi.Main.Version
-	}
-	for _, d := range bi.Deps {
-		if d.Path == "github.com/caddy-a2a/caddy-a2a" {
-			return d.Version
-		}
-	}
-	return "unknown"
+// gatewayVersion returns the caddy-a2a module version of this build, or
+// fallback (the card version) when the build records none usable
+// ("(devel)", the zero pseudo-version of a local replace).
+func gatewayVersion(fallback string) string {
+	bi, _ := debug.ReadBuildInfo()
+	return card.GatewayVersion(bi, fallback)
 }
 
 // runtimeDetails collects what the extended card reports (CARD-8): names
@@ -43,11 +33,19 @@ func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config) card.RuntimeDe
 			"max_body_bytes":       eff.MaxBodyBytes,
 			"history_limit":        int64(eff.HistoryLimit),
 		},
-		GatewayVersion: gatewayVersion(),
+		GatewayVersion: gatewayVersion(h.cardVersion()),
 		Started:        processStart,
 	}
 	if h.Card != nil && h.Card.PushNotifications {
 		d.Push = "webhook"
 	}
 	return d
+}
+
+// cardVersion is the version the card advertises (its default when unset).
+func (h *AgentHandler) cardVersion() string {
+	if h.Card == nil || h.Card.Version == "" {
+		return card.DefaultVersion
+	}
+	return h.Card.Version
 }

@@ -288,6 +288,9 @@ and a summary go to stderr. --json prints one StreamResponse per line.`,
 	addCommonFlags(pget)
 	plist := &cobra.Command{Use: "list URL TASK_ID", Short: "List a task's push configs", RunE: a2aRunE(runPushList)}
 	addCommonFlags(plist)
+	for _, c := range []*cobra.Command{pcreate, pget, plist} {
+		c.Flags().Bool("show-secrets", false, "print the notification token and auth credentials (default: masked as "+client.SecretMask+")")
+	}
 	plist.Flags().Int("page-size", 0, "configs per page (0: server default)")
 	plist.Flags().String("page-token", "", "page token from a previous list")
 	pdel := &cobra.Command{Use: "delete URL TASK_ID CONFIG_ID", Short: "Delete a push config", RunE: a2aRunE(runPushDelete)}
@@ -355,6 +358,9 @@ func commonFromFlags(cmd *cobra.Command, target string) (client.Common, error) {
 		return o, client.Usagef("--timeout must not be negative")
 	}
 	o.JSON, _ = f.GetBool("json")
+	if f.Lookup("show-secrets") != nil {
+		o.ShowSecrets, _ = f.GetBool("show-secrets")
+	}
 	o.Binding, _ = f.GetString("binding")
 	switch strings.ToLower(o.Binding) {
 	case "", client.BindingJSONRPC, client.BindingREST, "http+json":

@@ -73,6 +73,12 @@ type PushConfig struct {
 	// Lease is how long a claimed local-file job stays invisible to other
 	// claims before it is taken again. Default: 60s.
 	Lease caddy.Duration `json:"lease,omitempty"`
+
+	// MaxConfigsPerTask caps the push configs of one task (PUSH-1): one
+	// more, by CreateTaskPushNotificationConfig or inline on SendMessage,
+	// is InvalidParamsError naming the limit; replacing an existing config
+	// id is allowed. It applies to this site only. Default: 10.
+	MaxConfigsPerTask int `json:"max_configs_per_task,omitempty"`
 }
 
 // PushRedisConfig configures the redis-streams queue (PUSH-6).
@@ -107,6 +113,9 @@ func (p *PushConfig) settings() (push.Settings, error) {
 	}
 	if p.MaxAttempts < 0 {
 		return push.Settings{}, errors.New("push: max_attempts must be at least 1")
+	}
+	if p.MaxConfigsPerTask < 0 {
+		return push.Settings{}, errors.New("push: max_configs_per_task must be at least 1")
 	}
 	if p.RetryJitter < 0 || p.RetryJitter > 1 {
 		return push.Settings{}, errors.New("push: retry_jitter must be between 0 and 1")
@@ -304,6 +313,7 @@ func (a *App) PushStats(ctx context.Context) map[string]push.Snapshot {
 //		retry_jitter <0..1>
 //		workers <n>
 //		lease <duration>
+//		max_configs_per_task <n>
 //	}
 func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 	p := &PushConfig{}
@@ -363,7 +373,7 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 			if err := durationArg(d, &p.Lease); err != nil {
 				return nil, err
 			}
-		case "max_attempts", "workers":
+		case "max_attempts", "workers", "max_configs_per_task":
 			n, err := intArg(d)
 			if err != nil {
 				return nil, err
@@ -371,9 +381,12 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 			if n < 1 {
 				return nil, d.Errf("push: %s must be at least 1", opt)
 			}
-			if opt == "workers" {
+			switch opt {
+			case "workers":
 				p.Workers = n
-			} else {
+			case "max_configs_per_task":
+				p.MaxConfigsPerTask = n
+			default:
 				p.MaxAttempts = n
 			}
 		case "retry_jitter":

@@ -27,6 +27,7 @@ func TestUnmarshalPush(t *testing.T) {
 		retry_max 1s
 		retry_jitter 0.1
 		workers 4
+		max_configs_per_task 25
 	}`
 	d := caddyfile.NewTestDispenser(good)
 	d.Next()
@@ -35,7 +36,7 @@ func TestUnmarshalPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Queue != "redis-streams" || p.Redis.URL != "redis://127.0.0.1:6379/0" || p.Redis.LeaseTimeoutMS != 1000 || p.Redis.ConsumerGroup != "g" ||
-		len(p.AllowPrivateNetworks) != 3 || p.MaxAttempts != 3 || p.Workers != 4 || p.RetryJitter != 0.1 {
+		len(p.AllowPrivateNetworks) != 3 || p.MaxAttempts != 3 || p.Workers != 4 || p.RetryJitter != 0.1 || p.MaxConfigsPerTask != 25 {
 		t.Fatalf("parsed %+v %+v", p, p.Redis)
 	}
 	if _, err := p.settings(); err != nil {
@@ -47,6 +48,7 @@ func TestUnmarshalPush(t *testing.T) {
 		"push {\n allow_private_networks not-a-cidr\n}":               "allow_private_networks",
 		"push {\n max_attempts 0\n}":                                  "at least 1",
 		"push {\n retry_jitter 2\n}":                                  "retry_jitter",
+		"push {\n max_configs_per_task 0\n}":                          "at least 1",
 		"push {\n timeout 1s\n timeout 2s\n}":                         "duplicate",
 		"push {\n bogus\n}":                                           "unknown option",
 		"push {\n queue redis-streams {\n redis_url x\n huh 1\n }\n}": "unknown redis-streams option",

@@ -254,8 +254,11 @@ func parsePort(s string) (int, error) {
 }
 
 // CheckURL is the check done when a config is stored: ParseURL, then every
-// address the host resolves to must pass CheckAddr. It never says which
-// rule failed; callers answer with ReasonURL.
+// address the host resolves to must pass CheckAddr. A name that does not
+// resolve now (no such host, server failure, DNS unreachable or slow) is
+// accepted: the receiver may not be published yet, and DialContext checks
+// the addresses actually dialled before every send (PUSH-2). It never says
+// which rule failed; callers answer with ReasonURL.
 func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	u, err := p.ParseURL(raw)
 	if err != nil {
@@ -265,12 +268,11 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	if _, err := netip.ParseAddr(host); err == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	addrs, err := p.resolver().LookupNetIP(ctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return fmt.Errorf("%w: host does not resolve", ErrBlocked)
-	}
+	// A lookup error leaves no answer to check; the addresses of a partial
+	// answer are still checked.
+	addrs, _ := p.resolver().LookupNetIP(lctx, "ip", host)
 	for _, a := range addrs {
 		if err := p.CheckAddr(a); err != nil {
 			return err

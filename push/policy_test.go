@@ -125,7 +125,7 @@ func TestPolicyTable(t *testing.T) {
 		{"http://cgnat.example/", strict, false},
 		{"http://zero.example/", strict, false},
 		{"http://nat64priv.example/", strict, false},
-		{"http://unknown.example/", strict, false},
+		{"http://unknown.example/", strict, true}, // does not resolve now: dial time decides
 		{"http://public.example:0/", strict, false},
 		{"http://public.example:99999/", strict, false},
 		{"http://127.0.0.1:8080/", allow, true},

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"net/http/httptest"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,35 @@ func TestBaseURL(t *testing.T) {
 				t.Errorf("BaseURL(host=%q) = %q, want %q", tc.host, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestGatewayVersion: the extended card's gatewayVersion is the caddy-a2a
+// module version of the build, falling back to the card version when the
+// build records none usable (CARD-8).
+func TestGatewayVersion(t *testing.T) {
+	const fb = "1.2.3"
+	dep := func(v string, repl *debug.Module) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: "(devel)"},
+			Deps: []*debug.Module{{Path: "github.com/other/mod", Version: "v9.9.9"}, {Path: ModulePath, Version: v, Replace: repl}}}
+	}
+	cases := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, fb},
+		{"main devel", &debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: "(devel)"}}, fb},
+		{"main tagged", &debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: "v0.4.0"}}, "v0.4.0"},
+		{"main vcs pseudo", &debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: "v0.0.0-20260101120000-abcdef123456+dirty"}}, "v0.0.0-20260101120000-abcdef123456+dirty"},
+		{"dep tagged", dep("v1.5.0", nil), "v1.5.0"},
+		{"dep zero pseudo (local replace)", dep("v0.0.0-00010101000000-000000000000", &debug.Module{Path: "../caddy-a2a"}), fb},
+		{"dep versioned replace", dep("v0.0.0-00010101000000-000000000000", &debug.Module{Path: "github.com/fork/caddy-a2a", Version: "v1.6.0"}), "v1.6.0"},
+		{"module absent", &debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: "v2.0.0"}}, fb},
+	}
+	for _, c := range cases {
+		if got := GatewayVersion(c.bi, fb); got != c.want {
+			t.Errorf("%s: GatewayVersion = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package card
 
 import (
+	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -67,4 +69,37 @@ func Extend(c *a2a.AgentCard, d RuntimeDetails, now time.Time) *a2a.AgentCard {
 		Params:      params,
 	})
 	return &out
+}
+
+// ModulePath is the Go module path of caddy-a2a.
+const ModulePath = "github.com/caddy-a2a/caddy-a2a"
+
+// zeroPseudoVersion prefixes the pseudo-version Go records for a module
+// required at no real version (a local replace, as xcaddy builds do).
+const zeroPseudoVersion = "v0.0.0-00010101000000-"
+
+// GatewayVersion returns the caddy-a2a module version recorded in bi: the
+// main module's, else the dependency's (a versioned replacement wins). A
+// build that records no usable version — no build info, "(devel)", or the
+// zero pseudo-version v0.0.0-00010101000000-000000000000 — reports
+// fallback (the card version) instead.
+func GatewayVersion(bi *debug.BuildInfo, fallback string) string {
+	v := ""
+	if bi != nil {
+		if bi.Main.Path == ModulePath {
+			v = bi.Main.Version
+		}
+		for _, d := range bi.Deps {
+			if v == "" && d.Path == ModulePath {
+				v = d.Version
+				if d.Replace != nil && d.Replace.Version != "" {
+					v = d.Replace.Version
+				}
+			}
+		}
+	}
+	if v == "" || v == "(devel)" || strings.HasPrefix(v, zeroPseudoVersion) {
+		return fallback
+	}
+	return v
 }

@@ -45,6 +45,32 @@ type Common struct {
 	JWKS string
 	// Namespace is the gateway metadata namespace (default iac_code).
 	Namespace string
+	// ShowSecrets prints push notification tokens and authentication
+	// credentials as the server returned them; by default they are masked
+	// (SecretMask).
+	ShowSecrets bool
+}
+
+// SecretMask replaces a push notification token or credential that is set
+// in the output of the push commands (unless Common.ShowSecrets).
+const SecretMask = "…(set)"
+
+// maskPush returns c with its token and credentials masked unless show.
+func maskPush(c a2a.TaskPushNotificationConfig, show bool) a2a.TaskPushNotificationConfig {
+	if show {
+		return c
+	}
+	if c.Token != "" {
+		c.Token = SecretMask
+	}
+	if c.Authentication != nil {
+		a := *c.Authentication
+		if a.Credentials != "" {
+			a.Credentials = SecretMask
+		}
+		c.Authentication = &a
+	}
+	return c
 }
 
 func (c Common) context(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -381,7 +407,8 @@ func CardGet(ctx context.Context, o Common, raw bool, sio Stdio) error {
 	return err
 }
 
-// PushCreate registers a push config on a task and prints it.
+// PushCreate registers a push config on a task and prints it (secrets
+// masked unless o.ShowSecrets).
 func PushCreate(ctx context.Context, o Common, cfg a2a.TaskPushNotificationConfig, sio Stdio) error {
 	ctx, cancel := o.context(ctx)
 	defer cancel()
@@ -393,10 +420,10 @@ func PushCreate(ctx context.Context, o Common, cfg a2a.TaskPushNotificationConfi
 	if err != nil {
 		return err
 	}
-	return writeJSON(sio.Out, out, o.JSON)
+	return writeJSON(sio.Out, maskPush(*out, o.ShowSecrets), o.JSON)
 }
 
-// PushGet prints one push config.
+// PushGet prints one push config (secrets masked unless o.ShowSecrets).
 func PushGet(ctx context.Context, o Common, taskID, id string, sio Stdio) error {
 	ctx, cancel := o.context(ctx)
 	defer cancel()
@@ -408,10 +435,11 @@ func PushGet(ctx context.Context, o Common, taskID, id string, sio Stdio) error 
 	if err != nil {
 		return err
 	}
-	return writeJSON(sio.Out, out, o.JSON)
+	return writeJSON(sio.Out, maskPush(*out, o.ShowSecrets), o.JSON)
 }
 
-// PushList prints the push configs of a task.
+// PushList prints the push configs of a task (secrets masked unless
+// o.ShowSecrets).
 func PushList(ctx context.Context, o Common, taskID string, pageSize int, pageToken string, sio Stdio) error {
 	ctx, cancel := o.context(ctx)
 	defer cancel()
@@ -425,6 +453,9 @@ func PushList(ctx context.Context, o Common, taskID string, pageSize int, pageTo
 	}
 	if out.Configs == nil {
 		out.Configs = []a2a.TaskPushNotificationConfig{}
+	}
+	for i, c := range out.Configs {
+		out.Configs[i] = maskPush(c, o.ShowSecrets)
 	}
 	return writeJSON(sio.Out, out, o.JSON)
 }

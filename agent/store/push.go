@@ -66,6 +66,12 @@ type DeadPushJob struct {
 type PushStore interface {
 	// PutPushConfig inserts or replaces the config (TaskID, ID).
 	PutPushConfig(ctx context.Context, c PushConfig) error
+	// PutPushConfigMax is PutPushConfig with a cap (PUSH-1): a config id
+	// new to the task is refused with ErrPushConfigLimit when the task
+	// already has maxPerTask configs; replacing an existing id is always
+	// allowed. The count and the write share one write transaction, so
+	// concurrent creates cannot exceed the cap. maxPerTask <= 0: no cap.
+	PutPushConfigMax(ctx context.Context, c PushConfig, maxPerTask int) error
 	// GetPushConfig returns the owner's config, or ErrNotFound.
 	GetPushConfig(ctx context.Context, owner, taskID, id string) (*PushConfig, error)
 	// ListPushConfigs returns up to limit of the owner's configs of a task,
@@ -168,9 +174,24 @@ func (s *SQLite) do(ctx context.Context, fn func(w *writer, nowMS int64) (int, e
 	return s.submit(ctx, r)
 }
 
+// ErrPushConfigLimit is returned by PutPushConfigMax when the task already
+// has as many configs as allowed.
+var ErrPushConfigLimit = errors.New("too many push configs on the task")
+
+// pushLimitReached is the result count of a config write refused by the
+// cap. The refusal changes nothing, so it is a result, not a failed write:
+// the batch it is committed with goes on (as with ErrNotFound).
+const pushLimitReached = -1
+
 // PutPushConfig inserts or replaces a config. It returns ErrNotFound when
 // (TaskID, ID) exists with another owner.
 func (s *SQLite) PutPushConfig(ctx context.Context, c PushConfig) error {
+	return s.PutPushConfigMax(ctx, c, 0)
+}
+
+// PutPushConfigMax inserts or replaces a config, refusing a new id beyond
+// maxPerTask configs on the task with ErrPushConfigLimit.
+func (s *SQLite) PutPushConfigMax(ctx context.Context, c PushConfig, maxPerTask int) error {
 	if c.TaskID == "" || c.ID == "" {
 		return errors.New("writing push config: empty id")
 	}
@@ -178,7 +199,20 @@ func (s *SQLite) PutPushConfig(ctx context.Context, c PushConfig) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	_, err := s.do(ctx, func(w *writer, nowMS int64) (int, error) {
+	n, err := s.do(ctx, func(w *writer, nowMS int64) (int, error) {
+		if maxPerTask > 0 {
+			st, err := w.stmt(`SELECT count(*), coalesce(sum(id = ?), 0) FROM push_configs WHERE task_id = ?`)
+			if err != nil {
+				return 0, err
+			}
+			var count, same int
+			if err := st.QueryRow(c.ID, c.TaskID).Scan(&count, &same); err != nil {
+				return 0, fmt.Errorf("counting push configs: %w", err)
+			}
+			if same == 0 && count >= maxPerTask {
+				return pushLimitReached, nil
+			}
+		}
 		n, err := w.exec(`INSERT INTO push_configs (task_id, id, owner, url, token, auth_scheme, credentials, created_ms, updated_ms)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
@@ -192,6 +226,9 @@ WHERE push_configs.owner = excluded.owner`, c.TaskID, c.ID, c.Owner, c.URL, c.To
 		}
 		return 1, nil
 	})
+	if err == nil && n == pushLimitReached {
+		return ErrPushConfigLimit
+	}
 	return err
 }
 

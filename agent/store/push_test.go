@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,5 +126,72 @@ func TestPushOutbox(t *testing.T) {
 	}
 	if n, _ := s.PushQueueDepth(ctx); n != 2 {
 		t.Fatalf("depth after FailInterrupted: %d, want 2", n)
+	}
+}
+
+// TestPushConfigMax covers the PUSH-1 cap: a new id beyond the cap is
+// refused, replacing an existing id does not count twice, other tasks have
+// their own count, and concurrent creates (group-committed together)
+// never exceed the cap.
+func TestPushConfigMax(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if err := s.PutTask(ctx, "alice", &a2a.Task{ID: id, ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(task, id string) error {
+		return s.PutPushConfigMax(ctx, PushConfig{Owner: "alice", TaskID: task, ID: id, URL: "https://example.com/" + id}, 3)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if err := put("t1", id); err != nil {
+			t.Fatalf("config %s: %v", id, err)
+		}
+	}
+	if err := put("t1", "d"); !errors.Is(err, ErrPushConfigLimit) {
+		t.Fatalf("fourth config: %v, want ErrPushConfigLimit", err)
+	}
+	if err := put("t1", "b"); err != nil {
+		t.Fatalf("replacing an existing id at the cap: %v", err)
+	}
+	if err := put("t2", "a"); err != nil {
+		t.Fatalf("another task's first config: %v", err)
+	}
+	// A foreign owner replacing an id is still ErrNotFound, not a cap error.
+	if err := s.PutPushConfigMax(ctx, PushConfig{Owner: "bob", TaskID: "t1", ID: "a", URL: "https://evil.example/"}, 3); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("foreign upsert at the cap: %v", err)
+	}
+	if cs, _ := s.ListPushConfigs(ctx, "alice", "t1", "", 100); len(cs) != 3 {
+		t.Fatalf("t1 has %d configs, want 3", len(cs))
+	}
+
+	// 40 concurrent creates of distinct ids on t3 with a cap of 10.
+	const n, capN = 40, 10
+	var wg sync.WaitGroup
+	var ok, limited atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.PutPushConfigMax(ctx, PushConfig{Owner: "alice", TaskID: "t3", ID: fmt.Sprintf("c%02d", i), URL: "https://example.com/"}, capN)
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, ErrPushConfigLimit):
+				limited.Add(1)
+			default:
+				t.Errorf("create %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	cs, err := s.ListPushConfigs(ctx, "alice", "t3", "", 100)
+	if err != nil || len(cs) != capN || ok.Load() != capN || limited.Load() != n-capN {
+		t.Fatalf("concurrent creates: stored %d (%v), ok %d, limited %d; want %d stored", len(cs), err, ok.Load(), limited.Load(), capN)
 	}
 }

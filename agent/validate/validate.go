@@ -569,7 +569,7 @@ func (c *checker) signatures(raw []byte, card map[string]any) {
 	}
 	if c.opts.Verifier == nil {
 		if len(arr) > 0 {
-			c.add(Info, "/signatures", "signatures not checked (no keys given)", "pass --key, --jwks, --jwks-url or --allow-jku to verify them")
+			c.add(Info, "/signatures", "signatures not checked (no keys given)", "pass --hs256-env kid=VAR, --jwks-file, --jwks-url or --allow-jku to verify them")
 		}
 		return
 	}
