@@ -134,6 +134,7 @@ type AgentHandler struct {
 
 	backend agent.Backend
 	hub     *agent.Hub
+	shared  *sharedState
 	handler *agent.Handler
 	logger  *zap.Logger
 }
@@ -278,6 +279,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("owner_scope: must not contain '/'")
 	}
 	h.hub = app.shared.hub
+	h.shared = app.shared
 	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
 	return nil
 }
@@ -288,6 +290,11 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		// The process is stopping: refuse new turns even if the a2a app
 		// has not been stopped yet (apps stop in no fixed order).
 		h.hub.StopAccepting()
+	}
+	// The store opens when the a2a app starts, which may come just after
+	// the http app (OPS-6): wait for it.
+	if err := h.shared.wait(r.Context()); err != nil {
+		return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the task store is not available"))
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
 	if h.handler.Serve(w, r, principal) {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -149,6 +150,25 @@ var pushEngines = caddy.NewUsagePool()
 type pushEngineRef struct {
 	engine *push.Engine
 	queue  push.Queue
+	keys   *push.KeyRing // empty until load
+	dir    string
+
+	loadOnce sync.Once
+	loadErr  error
+}
+
+// load reads the key ring of the data directory into the engine's ring,
+// once; App.Start calls it after the directory is locked and open.
+func (r *pushEngineRef) load() error {
+	r.loadOnce.Do(func() {
+		kr, err := loadKeyRing(r.dir)
+		if err != nil {
+			r.loadErr = err
+			return
+		}
+		r.keys.Load(kr)
+	})
+	return r.loadErr
 }
 
 // Destruct stops the workers and closes the queue once the last config
@@ -186,10 +206,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 	if queue == "" {
 		queue = pushQueueLocal
 	}
-	ps, ok := a.shared.store.(store.PushStore)
-	if !ok {
-		return nil, errors.New("push: the task store does not support push notifications")
-	}
+	var ps store.PushStore = a.shared.store
 	dir := a.shared.dataDir
 	var key string
 	var ropts push.RedisOptions
@@ -205,10 +222,8 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 		return nil, fmt.Errorf("push: unknown queue %q (want %s or %s)", queue, pushQueueLocal, pushQueueRedis)
 	}
 	val, _, err := pushEngines.LoadOrNew(key, func() (caddy.Destructor, error) {
-		kr, err := loadKeyRing(dir)
-		if err != nil {
-			return nil, err
-		}
+		// The data directory's key ring is loaded by App.Start (OPS-6).
+		kr := new(push.KeyRing)
 		var q push.Queue
 		if queue == pushQueueRedis {
 			rq, err := push.OpenRedisQueue(ropts, ps, logger.Named("push"))
@@ -219,7 +234,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 		} else {
 			q = push.NewLocalQueue(ps, time.Duration(cfg.Lease))
 		}
-		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q}, nil
+		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -245,6 +260,9 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 // shared with the previous config keeps running).
 func (a *App) startPush() error {
 	for _, r := range a.pushRefs {
+		if err := r.load(); err != nil {
+			return err
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := r.engine.Start(ctx)
 		cancel()

@@ -160,7 +160,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 	cmd := exec.Command(e.Argv[0], e.Argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Env = e.environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
@@ -182,7 +182,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(cmd); err != nil {
 		inR.Close()
 		stdin.Close()
 		outR.Close()
@@ -199,7 +199,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 	go func() {
 		err := cmd.Wait()
 		// Reap done; take down anything the program left in its group.
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		signalGroup(p.pgid, syscall.SIGKILL)
 		if err != nil {
 			e.logger().Debug("agent process exited", zap.Int("pid", p.pgid), zap.String("status", err.Error()))
 		}
@@ -286,13 +286,13 @@ func (e *Exec) terminate(p *proc) {
 		return
 	default:
 	}
-	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	signalGroup(p.pgid, syscall.SIGTERM)
 	t := time.NewTimer(e.grace())
 	defer t.Stop()
 	select {
 	case <-p.exited:
 	case <-t.C:
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		signalGroup(p.pgid, syscall.SIGKILL)
 		<-p.exited
 	}
 }
