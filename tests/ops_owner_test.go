@@ -138,8 +138,12 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 	if res, rpcErr := opsRPC(t, a.URL, "SendMessage", map[string]any{"message": bkMessage("still here", "", nil)}); rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage to the owner: %v %v", res, rpcErr)
 	}
-	// Once the owner is gone, the directory is free.
-	a.Stop()
+	// Once the owner is gone, even by kill -9, the directory is free: the
+	// kernel drops the lock with the process (no stale lock file).
+	a.Signal(syscall.SIGKILL)
+	if !a.WaitExit(5 * time.Second) {
+		t.Fatal("the owner survived kill -9")
+	}
 	b.Start()
 	if res, rpcErr := opsRPC(t, b.URL, "SendMessage", map[string]any{"message": bkMessage("new owner", "", nil)}); rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage to the new owner: %v %v", res, rpcErr)
@@ -182,11 +186,12 @@ func TestOpsExecAgentDiesWithGateway(t *testing.T) {
 		t.Fatal("the gateway survived kill -9")
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
+		// Gone, or a zombie waiting for init (or a subreaper) to reap it.
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if os.IsNotExist(err) || strings.Contains(string(st), ") Z ") {
 			return
 		}
 		if time.Now().After(deadline) {
-			st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 			t.Fatalf("agent %d outlived the gateway's kill -9 by 5s: %s", pid, st)
 		}
 		time.Sleep(50 * time.Millisecond)
