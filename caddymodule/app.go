@@ -30,7 +30,10 @@ func init() {
 type App struct {
 	// DataDir holds a2a.db (the SQLite task store), the page-token key and,
 	// later, the push key ring and stored artifacts. Relative paths are
-	// resolved against the working directory. Default: "./data".
+	// resolved against the working directory. One gateway process owns it:
+	// it is locked (<data_dir>/lock) when the config starts, and a second
+	// gateway on it fails to start (OPS-6). Validation does not touch it.
+	// Default: "./data".
 	DataDir string `json:"data_dir,omitempty"`
 
 	// Store selects the task store. Only "sqlite" (the embedded default) is
