@@ -135,6 +135,7 @@ type AgentHandler struct {
 	backend agent.Backend
 	hub     *agent.Hub
 	shared  *sharedState
+	pushRef *pushEngineRef // nil without push
 	handler *agent.Handler
 	logger  *zap.Logger
 }
@@ -259,14 +260,15 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		}
 	}
 	if h.Push != nil {
-		eng, err := app.pushEngine(h.Push, h.logger)
+		ref, err := app.pushEngine(h.Push, h.logger)
 		if err != nil {
 			return err
 		}
-		if err := registerPushMetrics(ctx, h.Push.queueName(), eng); err != nil {
+		if err := registerPushMetrics(ctx, h.Push.queueName(), ref.engine); err != nil {
 			return err
 		}
-		cfg.Push = eng
+		h.pushRef = ref
+		cfg.Push = ref.engine
 	}
 	switch {
 	case h.OwnerScope == "-":
@@ -291,10 +293,15 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		// has not been stopped yet (apps stop in no fixed order).
 		h.hub.StopAccepting()
 	}
-	// The store opens when the a2a app starts, which may come just after
-	// the http app (OPS-6): wait for it.
+	// The store and the push key ring load when the a2a app starts, which
+	// may come just after the http app (OPS-6): wait for them.
 	if err := h.shared.wait(r.Context()); err != nil {
 		return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the task store is not available"))
+	}
+	if h.pushRef != nil {
+		if err := h.pushRef.wait(r.Context()); err != nil {
+			return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the push key ring is not available"))
+		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
 	if h.handler.Serve(w, r, principal) {

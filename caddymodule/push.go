@@ -155,12 +155,14 @@ type pushEngineRef struct {
 
 	loadOnce sync.Once
 	loadErr  error
+	loaded   chan struct{} // closed by load
 }
 
 // load reads the key ring of the data directory into the engine's ring,
 // once; App.Start calls it after the directory is locked and open.
 func (r *pushEngineRef) load() error {
 	r.loadOnce.Do(func() {
+		defer close(r.loaded)
 		kr, err := loadKeyRing(r.dir)
 		if err != nil {
 			r.loadErr = err
@@ -169,6 +171,17 @@ func (r *pushEngineRef) load() error {
 		r.keys.Load(kr)
 	})
 	return r.loadErr
+}
+
+// wait blocks until the key ring is loaded (nil) or failed to load, or ctx
+// ends: the handler's requests may come before App.Start loaded it.
+func (r *pushEngineRef) wait(ctx context.Context) error {
+	select {
+	case <-r.loaded:
+		return r.loadErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Destruct stops the workers and closes the queue once the last config
@@ -196,8 +209,8 @@ func loadKeyRing(dir string) (*push.KeyRing, error) {
 
 // pushEngine returns (creating it on first use) the engine of this app's
 // data directory for cfg, applies cfg's delivery settings, and registers it
-// so the app starts it and releases it on Cleanup.
-func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, error) {
+// so the app loads its key ring, starts it and releases it on Cleanup.
+func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, error) {
 	settings, err := cfg.settings()
 	if err != nil {
 		return nil, err
@@ -234,7 +247,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 		} else {
 			q = push.NewLocalQueue(ps, time.Duration(cfg.Lease))
 		}
-		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir}, nil
+		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir, loaded: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -253,16 +266,22 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 	a.pushSettings = append(a.pushSettings, settings)
 	a.pushKeys = append(a.pushKeys, key)
 	a.pushRefs = append(a.pushRefs, ref)
-	return ref.engine, nil
+	return ref, nil
 }
 
 // startPush starts the engines this config uses (idempotent: an engine
 // shared with the previous config keeps running).
 func (a *App) startPush() error {
+	// Load every key ring first: each load ends its waiters, even when
+	// another fails.
+	var errs []error
 	for _, r := range a.pushRefs {
-		if err := r.load(); err != nil {
-			return err
-		}
+		errs = append(errs, r.load())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, r := range a.pushRefs {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := r.engine.Start(ctx)
 		cancel()

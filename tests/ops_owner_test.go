@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -195,5 +197,49 @@ func TestOpsExecAgentDiesWithGateway(t *testing.T) {
 			t.Fatalf("agent %d outlived the gateway's kill -9 by 5s: %s", pid, st)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// OPS-6: the store and the push key ring load when the a2a app starts,
+// which may come after the HTTP server is already accepting: the first
+// requests wait for them instead of failing (a SendMessage with a push
+// token seals it with the key ring). Ten starts: Caddy starts its apps in
+// map order, so each start has about even odds of serving HTTP first.
+func TestOpsFirstRequestsWaitForStart(t *testing.T) {
+	site := `a2a {
+	card {
+		name early
+	}
+	push {
+		allow_private_networks 127.0.0.0/8
+	}
+}`
+	for i := range 10 {
+		gw := harness.StartGatewayWith(t, site, harness.Options{NoHealthWait: true})
+		params := map[string]any{"message": bkMessage("early", "", nil),
+			"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": "http://127.0.0.1:1/hook", "token": "tok"}}}
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for range 8 {
+			wg.Go(func() {
+				for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+					res, err := pushRPCQuiet(gw.URL, "SendMessage", params)
+					if err != nil && strings.Contains(err.Error(), "rpc error") {
+						failed.Store(err.Error())
+						return
+					}
+					if err == nil && res["task"] != nil {
+						return
+					}
+					time.Sleep(time.Millisecond) // not listening yet
+				}
+				failed.Store("no answer within 15s")
+			})
+		}
+		wg.Wait()
+		if v := failed.Load(); v != nil {
+			t.Fatalf("start %d: an early SendMessage failed: %v", i, v)
+		}
+		gw.Stop()
 	}
 }
