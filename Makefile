@@ -3,7 +3,6 @@
 
 GO       ?= go
 BIN      ?= bin/caddy
-TMPROOT  := $(shell mktemp -d 2>/dev/null || echo /tmp/caddy-a2a-test)
 
 .PHONY: build build-dev run test vet fmt-check bench clean
 
@@ -26,10 +25,17 @@ fmt-check:
 	@out="$$(find . -name '*.go' -not -path './.git/*' -not -path './node_modules/*' | xargs gofmt -l)"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## test: vet, gofmt check, race tests (Caddy's XDG dirs point at temp dirs)
+## test: vet, gofmt check, every test with -race, then the tests that
+## -race excludes (//go:build !race: the heap budget, RPC-6) without it.
+## Caddy's XDG dirs point at a temp dir made for the run and removed after
+## it; the exit status is the tests'.
 test: vet fmt-check
-	XDG_CONFIG_HOME=$(TMPROOT)/config XDG_DATA_HOME=$(TMPROOT)/data \
-		$(GO) test -race -count=1 ./...
+	@tmp="$$(mktemp -d)" || exit 1; \
+	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
+		$(GO) test -race -count=1 ./... && \
+	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
+		$(GO) test -count=1 -run '^TestIdleContextHeap$$' ./agent/; \
+	status=$$?; rm -rf "$$tmp"; exit $$status
 
 ## bench: the load harness (gateway vs same-run baselines → docs/benchmarks.md)
 ## and the Go micro-benchmarks of the hot paths

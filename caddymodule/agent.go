@@ -149,6 +149,8 @@ type AgentHandler struct {
 
 	backend agent.Backend
 	hub     *agent.Hub
+	shared  *sharedState
+	pushRef *pushEngineRef // nil without push
 	handler *agent.Handler
 	logger  *zap.Logger
 }
@@ -278,14 +280,15 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		}
 	}
 	if h.Push != nil {
-		eng, err := app.pushEngine(h.Push, h.logger)
+		ref, err := app.pushEngine(h.Push, h.logger)
 		if err != nil {
 			return err
 		}
-		if err := registerPushMetrics(ctx, h.Push.queueName(), eng); err != nil {
+		if err := registerPushMetrics(ctx, h.Push.queueName(), ref.engine); err != nil {
 			return err
 		}
-		cfg.Push = eng
+		h.pushRef = ref
+		cfg.Push = ref.engine
 		cfg.MaxPushConfigsPerTask = h.Push.MaxConfigsPerTask
 	}
 	switch {
@@ -299,6 +302,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("owner_scope: must not contain '/'")
 	}
 	h.hub = app.shared.hub
+	h.shared = app.shared
 	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
 	return nil
 }
@@ -312,6 +316,16 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		// The process is stopping: refuse new turns even if the a2a app
 		// has not been stopped yet (apps stop in no fixed order).
 		h.hub.StopAccepting()
+	}
+	// The store and the push key ring load when the a2a app starts, which
+	// may come just after the http app (OPS-6): wait for them.
+	if err := h.shared.wait(r.Context()); err != nil {
+		return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the task store is not available"))
+	}
+	if h.pushRef != nil {
+		if err := h.pushRef.wait(r.Context()); err != nil {
+			return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the push key ring is not available"))
+		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
 	if h.handler.Serve(w, r, principal) {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -29,7 +30,10 @@ func init() {
 type App struct {
 	// DataDir holds a2a.db (the SQLite task store), the page-token key and,
 	// later, the push key ring and stored artifacts. Relative paths are
-	// resolved against the working directory. Default: "./data".
+	// resolved against the working directory. One gateway process owns it:
+	// it is locked (<data_dir>/lock) when the config starts, and a second
+	// gateway on it fails to start (OPS-6). Validation does not touch it.
+	// Default: "./data".
 	DataDir string `json:"data_dir,omitempty"`
 
 	// Store selects the task store. Only "sqlite" (the embedded default) is
@@ -65,23 +69,37 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// sharedState is what one data directory holds open for the whole process.
+// sharedState is what one data directory holds for the whole process. It
+// is built when a configuration is provisioned without touching the
+// directory — `caddy validate` and `caddy adapt --validate` provision
+// too — and opened by App.Start (open): the directory lock, the page-token
+// key, the SQLite store and crash recovery (OPS-6).
 type sharedState struct {
-	store        store.Store
-	hub          *agent.Hub
+	store *store.Deferred
+	hub   *agent.Hub
+	// pageTokenKey is filled in by open (the handlers keep the slice).
 	pageTokenKey []byte
 	// dataDir is the absolute data directory (artifacts/ and inputs/ live there).
-	dataDir string
+	dataDir    string
+	durability string
+
+	openOnce sync.Once
+	openErr  error
+	lock     *store.DirLock
 }
 
-// Destruct closes the runtime then the store, once the last user is gone.
+// Destruct closes the runtime then the store, once the last user is gone,
+// and only then releases the directory.
 func (s *sharedState) Destruct() error {
-	return errors.Join(s.hub.Close(), s.store.Close())
+	err := errors.Join(s.hub.Close(), s.store.Close())
+	return errors.Join(err, s.lock.Close())
 }
 
 var sharedStates = caddy.NewUsagePool()
 
-// Provision opens (or reuses) the store and runtime of the data directory.
+// Provision resolves the data directory and builds (or reuses) its shared
+// runtime. Nothing is read or written in the directory here: that waits
+// for Start, which validation never calls.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.ctx = ctx
@@ -106,7 +124,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.key = dir
 	val, _, err := sharedStates.LoadOrNew(dir, func() (caddy.Destructor, error) {
-		return openShared(dir, a.Durability)
+		return newShared(dir, a.Durability)
 	})
 	if err != nil {
 		a.key = ""
@@ -121,25 +139,64 @@ func (a *App) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-func openShared(dir, durability string) (*sharedState, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, errors.New("data_dir: cannot create the data directory")
-	}
-	key, err := loadOrCreateKey(filepath.Join(dir, "pagetoken.key"))
-	if err != nil {
-		return nil, err
-	}
-	st, err := store.OpenSQLite(filepath.Join(dir, "a2a.db"), store.SQLiteOptions{Durability: durability})
-	if err != nil {
-		return nil, err
-	}
+// newShared builds the runtime of dir over a store that is not open yet.
+func newShared(dir, durability string) (*sharedState, error) {
+	st := store.NewDeferred()
+	// The deferred store ignores the hub's recovery: open recovers, under
+	// the lock.
 	hub, err := agent.NewHub(context.Background(), st)
 	if err != nil {
-		_ = st.Close()
 		return nil, err
 	}
-	return &sharedState{store: st, hub: hub, pageTokenKey: key, dataDir: dir}, nil
+	return &sharedState{store: st, hub: hub, pageTokenKey: make([]byte, 32), dataDir: dir, durability: durability}, nil
 }
+
+// open takes the data directory (OPS-6), then reads its page-token key,
+// opens the store and fails the tasks a crashed process left running
+// (RPC-12). Once per shared state; a reload finds it open.
+func (s *sharedState) open() error {
+	s.openOnce.Do(func() {
+		s.openErr = s.doOpen()
+		if s.openErr != nil {
+			s.store.Fail(s.openErr)
+		}
+	})
+	return s.openErr
+}
+
+func (s *sharedState) doOpen() error {
+	lock, err := store.LockDir(s.dataDir)
+	if errors.Is(err, store.ErrDirLocked) {
+		// The operator's own path, at startup: say which directory.
+		return fmt.Errorf("data directory %s is in use by another caddy-a2a process", s.dataDir)
+	}
+	if err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	key, err := loadOrCreateKey(filepath.Join(s.dataDir, "pagetoken.key"))
+	if err != nil {
+		_ = lock.Close()
+		return err
+	}
+	st, err := store.OpenSQLite(filepath.Join(s.dataDir, "a2a.db"), store.SQLiteOptions{Durability: s.durability})
+	if err != nil {
+		_ = lock.Close()
+		return err
+	}
+	if _, err := st.FailInterrupted(context.Background(), agent.InterruptedMessage, time.Now()); err != nil {
+		_ = st.Close()
+		_ = lock.Close()
+		return fmt.Errorf("recovering interrupted tasks: %w", err)
+	}
+	copy(s.pageTokenKey, key)
+	s.lock = lock
+	return s.store.Open(st)
+}
+
+// wait blocks until the shared state is open (nil) or failed to open, or
+// ctx ends; requests wait here because the http app may start before the
+// a2a app.
+func (s *sharedState) wait(ctx context.Context) error { return s.store.Wait(ctx) }
 
 // loadOrCreateKey reads a 32-byte secret, creating it with mode 0600 first.
 func loadOrCreateKey(path string) ([]byte, error) {
@@ -160,11 +217,16 @@ func loadOrCreateKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// Start implements caddy.App: it starts the push workers of this config
-// (those shared with the previous config already run) and warns about
-// sites open beyond loopback without auth (AUTH-6). The shared state is
-// already running.
+// Start implements caddy.App: it opens the data directory's shared state
+// unless a previous config already did (see open), starts the push
+// workers of this config (those shared with the previous config already
+// run) and warns about sites open beyond loopback without auth (AUTH-6).
 func (a *App) Start() error {
+	if a.shared != nil {
+		if err := a.shared.open(); err != nil {
+			return err
+		}
+	}
 	warnNoAuth(a.ctx, a.logger)
 	return a.startPush()
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -158,6 +159,38 @@ var pushEngines = caddy.NewUsagePool()
 type pushEngineRef struct {
 	engine *push.Engine
 	queue  push.Queue
+	keys   *push.KeyRing // empty until load
+	dir    string
+
+	loadOnce sync.Once
+	loadErr  error
+	loaded   chan struct{} // closed by load
+}
+
+// load reads the key ring of the data directory into the engine's ring,
+// once; App.Start calls it after the directory is locked and open.
+func (r *pushEngineRef) load() error {
+	r.loadOnce.Do(func() {
+		defer close(r.loaded)
+		kr, err := loadKeyRing(r.dir)
+		if err != nil {
+			r.loadErr = err
+			return
+		}
+		r.keys.Load(kr)
+	})
+	return r.loadErr
+}
+
+// wait blocks until the key ring is loaded (nil) or failed to load, or ctx
+// ends: the handler's requests may come before App.Start loaded it.
+func (r *pushEngineRef) wait(ctx context.Context) error {
+	select {
+	case <-r.loaded:
+		return r.loadErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Destruct stops the workers and closes the queue once the last config
@@ -185,8 +218,8 @@ func loadKeyRing(dir string) (*push.KeyRing, error) {
 
 // pushEngine returns (creating it on first use) the engine of this app's
 // data directory for cfg, applies cfg's delivery settings, and registers it
-// so the app starts it and releases it on Cleanup.
-func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, error) {
+// so the app loads its key ring, starts it and releases it on Cleanup.
+func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, error) {
 	settings, err := cfg.settings()
 	if err != nil {
 		return nil, err
@@ -195,10 +228,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 	if queue == "" {
 		queue = pushQueueLocal
 	}
-	ps, ok := a.shared.store.(store.PushStore)
-	if !ok {
-		return nil, errors.New("push: the task store does not support push notifications")
-	}
+	var ps store.PushStore = a.shared.store
 	dir := a.shared.dataDir
 	var key string
 	var ropts push.RedisOptions
@@ -214,10 +244,8 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 		return nil, fmt.Errorf("push: unknown queue %q (want %s or %s)", queue, pushQueueLocal, pushQueueRedis)
 	}
 	val, _, err := pushEngines.LoadOrNew(key, func() (caddy.Destructor, error) {
-		kr, err := loadKeyRing(dir)
-		if err != nil {
-			return nil, err
-		}
+		// The data directory's key ring is loaded by App.Start (OPS-6).
+		kr := new(push.KeyRing)
 		var q push.Queue
 		if queue == pushQueueRedis {
 			rq, err := push.OpenRedisQueue(ropts, ps, logger.Named("push"))
@@ -228,7 +256,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 		} else {
 			q = push.NewLocalQueue(ps, time.Duration(cfg.Lease))
 		}
-		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q}, nil
+		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir, loaded: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -247,12 +275,21 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*push.Engine, err
 	a.pushSettings = append(a.pushSettings, settings)
 	a.pushKeys = append(a.pushKeys, key)
 	a.pushRefs = append(a.pushRefs, ref)
-	return ref.engine, nil
+	return ref, nil
 }
 
 // startPush starts the engines this config uses (idempotent: an engine
 // shared with the previous config keeps running).
 func (a *App) startPush() error {
+	// Load every key ring first: each load ends its waiters, even when
+	// another fails.
+	var errs []error
+	for _, r := range a.pushRefs {
+		errs = append(errs, r.load())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	for _, r := range a.pushRefs {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := r.engine.Start(ctx)

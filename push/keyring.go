@@ -253,6 +253,20 @@ func (kr *KeyRing) ActiveKeyID() string {
 	return kr.active
 }
 
+// Load replaces the keys of kr with those of src (and where it saves
+// them). The a2a app hands an empty ring (new(KeyRing)) to a push engine
+// when a configuration is provisioned and loads the data directory's ring
+// into it only once the gateway owns the directory (OPS-6); until then
+// Seal fails and Open opens nothing.
+func (kr *KeyRing) Load(src *KeyRing) {
+	src.mu.RLock()
+	path, active, keys, raw := src.path, src.active, src.keys, src.raw
+	src.mu.RUnlock()
+	kr.mu.Lock()
+	kr.path, kr.active, kr.keys, kr.raw = path, active, keys, raw
+	kr.mu.Unlock()
+}
+
 // Seal encrypts plain, binding it to aad (for example "taskID/configID") so
 // that a sealed value copied to another record does not open. An empty
 // plain seals to "".
@@ -263,6 +277,9 @@ func (kr *KeyRing) Seal(plain, aad string) (string, error) {
 	kr.mu.RLock()
 	id, aead := kr.active, kr.keys[kr.active]
 	kr.mu.RUnlock()
+	if aead == nil {
+		return "", errors.New("sealing push secret: the key ring is not loaded")
+	}
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", fmt.Errorf("sealing push secret: %w", err)

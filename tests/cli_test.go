@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,10 +28,28 @@ func TestListModules(t *testing.T) {
 	}
 }
 
+// TestAdaptExample validates Caddyfile.example as shipped, from the
+// checkout, with its data directory pointed at a temp dir: validation
+// creates neither that directory nor ./data in the checkout (OPS-6; tests
+// write only under temp dirs).
 func TestAdaptExample(t *testing.T) {
-	out, err := harness.Run(t, harness.RepoRoot(), "adapt", "--config", "Caddyfile.example", "--validate")
+	repoData := filepath.Join(harness.RepoRoot(), "data")
+	_, statErr := os.Stat(repoData)
+	hadRepoData := statErr == nil
+	dataDir := filepath.Join(t.TempDir(), "data")
+	cmd := exec.Command(harness.Binary(t), "adapt", "--config", "Caddyfile.example", "--validate")
+	cmd.Dir = harness.RepoRoot()
+	cmd.Env = harness.Env(t.TempDir(), "A2A_DATA_DIR="+dataDir)
+	b, err := cmd.CombinedOutput()
+	out := string(b)
 	if err != nil {
 		t.Fatalf("adapt Caddyfile.example: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("adapt --validate created the data directory (stat: %v)", err)
+	}
+	if _, err := os.Stat(repoData); !hadRepoData && !os.IsNotExist(err) {
+		t.Errorf("adapt --validate created %s in the checkout", repoData)
 	}
 	for _, want := range []string{`"handler":"a2a_health"`, `"handler":"a2a_card"`, `"handler":"a2a_auth"`, `"handler":"a2a"`, `"name":"iac-code"`,
 		`"id":"iac_generation"`, `"id":"iac_review"`, `"id":"aliyun_ros_operations"`, `"id":"terraform_ros_conversion"`} {

@@ -35,7 +35,9 @@ const DefaultGracePeriod = 5 * time.Second
 // Env). It reads turn request lines on stdin and writes turn-event lines
 // (or plain text lines with Format "text") on stdout; stderr goes to the
 // debug log, bounded. Processes are always reaped; on cancel or timeout the
-// whole process group is terminated.
+// whole process group is terminated. On Linux the program also gets a
+// parent-death signal (SIGKILL), so it dies with the gateway even on kill -9
+// or OOM (OPS-7); processes it forks itself are not covered then.
 type Exec struct {
 	// Argv is the program and its arguments. Required.
 	Argv []string
@@ -160,7 +162,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 	cmd := exec.Command(e.Argv[0], e.Argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Env = e.environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
@@ -182,7 +184,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := startProcess(cmd); err != nil {
 		inR.Close()
 		stdin.Close()
 		outR.Close()
@@ -199,7 +201,7 @@ func (e *Exec) start(cwd string) (*proc, error) {
 	go func() {
 		err := cmd.Wait()
 		// Reap done; take down anything the program left in its group.
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		signalGroup(p.pgid, syscall.SIGKILL)
 		if err != nil {
 			e.logger().Debug("agent process exited", zap.Int("pid", p.pgid), zap.String("status", err.Error()))
 		}
@@ -286,13 +288,13 @@ func (e *Exec) terminate(p *proc) {
 		return
 	default:
 	}
-	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	signalGroup(p.pgid, syscall.SIGTERM)
 	t := time.NewTimer(e.grace())
 	defer t.Stop()
 	select {
 	case <-p.exited:
 	case <-t.C:
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+		signalGroup(p.pgid, syscall.SIGKILL)
 		<-p.exited
 	}
 }
