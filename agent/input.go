@@ -196,9 +196,16 @@ type turnInput struct {
 	credentials map[string]any
 	baseURL     string // of the request that started the turn, for artifact URLs
 	// cwd is the resolved workspace, checked once for file URLs and the
-	// turn alike; badCwd says metadata.<ns>.cwd was not acceptable.
-	cwd    string
-	badCwd bool
+	// turn alike (INPUT-1): metadata.<ns>.cwd, else the context's bound
+	// one, else the default. badCwd says it was not acceptable, otherCwd
+	// that the message named another workspace than its context's;
+	// cwdGiven that the message named one; readFiles that file URLs were
+	// read against cwd.
+	cwd       string
+	badCwd    bool
+	otherCwd  bool
+	cwdGiven  bool
+	readFiles bool
 }
 
 // prompt returns the text followed by the attachment manifest.
@@ -370,6 +377,7 @@ func buildInput(m *a2a.Message, lim InputLimits, cwd string, ws *Workspace) (*tu
 			if err != nil {
 				return nil, err
 			}
+			in.readFiles = true
 			if att != nil {
 				in.attachments = append(in.attachments, *att)
 			} else {
@@ -606,18 +614,30 @@ func storeInputs(dir, taskID string, atts []Attachment) error {
 // prepareInput builds the turn input of a client message: prompt text and
 // attachments (file URLs checked against the message's workspace), the
 // per-request credentials, and the base URL for artifact links.
-func (s *Service) prepareInput(ctx context.Context, m *a2a.Message) (*turnInput, error) {
+//
+// The workspace (INPUT-1): metadata.<ns>.cwd when the message gives one;
+// else the workspace the context is bound to (bound, when isBound); else
+// the default. A given cwd that differs from the bound one sets otherCwd,
+// an unacceptable one (or a binding no longer acceptable) badCwd; file
+// URLs are then refused.
+func (s *Service) prepareInput(ctx context.Context, m *a2a.Message, bound string, isBound bool) (*turnInput, error) {
 	rawCwd, _ := metadataString(m.Metadata, s.cfg.Namespace, "cwd")
-	cwd, err := s.cfg.Workspace.Resolve(rawCwd)
-	if err != nil {
-		cwd = "" // the turn fails with the invalid-workspace message
+	given := rawCwd != ""
+	if !given && isBound {
+		rawCwd = bound
 	}
+	cwd, err := s.cfg.Workspace.Resolve(rawCwd)
 	badCwd := err != nil
-	in, err := buildInput(m, s.cfg.Input, cwd, s.cfg.Workspace)
+	otherCwd := !badCwd && given && isBound && cwd != bound
+	fileCwd := cwd
+	if badCwd || otherCwd {
+		fileCwd = "" // the turn fails with an invalid-workspace message
+	}
+	in, err := buildInput(m, s.cfg.Input, fileCwd, s.cfg.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	in.cwd, in.badCwd = cwd, badCwd
+	in.cwd, in.badCwd, in.otherCwd, in.cwdGiven = fileCwd, badCwd, otherCwd, given
 	if inner, ok := m.Metadata[s.cfg.Namespace].(map[string]any); ok {
 		for _, k := range s.cfg.SensitiveMetadataKeys {
 			if v, ok := inner[k]; ok {
