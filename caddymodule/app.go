@@ -111,6 +111,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.shared = val.(*sharedState)
+	denyStatePaths(dir) // INPUT-1a
+	denyCaddyState(ctx)
 	drain := 10 * time.Second
 	if a.ShutdownTimeout != 0 {
 		drain = time.Duration(a.ShutdownTimeout)
@@ -122,6 +124,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 func openShared(dir, durability string) (*sharedState, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, errors.New("data_dir: cannot create the data directory")
+	}
+	if err := agent.MarkStateDir(dir); err != nil { // INPUT-1a: no instance reads another's data dir
+		return nil, fmt.Errorf("data_dir: %w", err)
 	}
 	key, err := loadOrCreateKey(filepath.Join(dir, "pagetoken.key"))
 	if err != nil {
