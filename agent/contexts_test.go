@@ -163,10 +163,94 @@ func TestContextWorkspace(t *testing.T) {
 	if strings.Contains(txt, b) || strings.Contains(txt, a) || strings.Contains(txt, root) {
 		t.Errorf("status message echoes a path: %q", txt)
 	}
-	// The bound context still works with its own cwd (and with none? it is
-	// bound: omitting cwd means the server default, another workspace).
+	// The bound context still works with its own cwd, and with none: the
+	// workspace follows the context (INPUT-1).
 	if got := e.send("", sendReq(withCwd(inContext(msg("x"), "ws"), a))); got.Status.State != a2a.TaskStateInputRequired {
 		t.Errorf("bound cwd after a rejected one: %s", got.Status.State)
+	}
+	if got := e.send("", sendReq(inContext(msg("x"), "ws"))); got.Status.State != a2a.TaskStateInputRequired {
+		t.Errorf("follow-up without a cwd: %s %q", got.Status.State, statusText(got))
+	}
+	if last := cb.cwds[len(cb.cwds)-1]; last != a {
+		t.Errorf("follow-up without a cwd ran in %q, want the bound %q", last, a)
+	}
+}
+
+// INPUT-1, RPC-6: generic A2A clients never resend metadata. A follow-up
+// without a cwd — a new task in the context or the continuation of its
+// input-required task — runs in the bound workspace, also once the
+// context was evicted (the binding is in the store) and its file URLs are
+// checked against it; continuing the task with a different cwd is refused
+// with an error and leaves the task as it was.
+func TestWorkspaceFollowsContext(t *testing.T) {
+	root, a, b := workspaceDirs(t)
+	if err := os.WriteFile(filepath.Join(a, "in-a.txt"), []byte("file in a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cb := &cwdBackend{}
+	def := filepath.Join(root, "default")
+	if err := os.Mkdir(def, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnv(t, Config{Backend: cb, Workspace: NewWorkspace(def, []string{root})})
+	last := func() string {
+		cb.mu.Lock()
+		defer cb.mu.Unlock()
+		return cb.cwds[len(cb.cwds)-1]
+	}
+	first := e.send("", sendReq(withCwd(inContext(msg("x"), "follow"), a)))
+	if first.Status.State != a2a.TaskStateInputRequired || last() != a {
+		t.Fatalf("first message: %s in %q", first.Status.State, last())
+	}
+	// Continuing the input-required task without metadata.
+	cont := msg("go on")
+	cont.TaskID = first.ID
+	got := e.send("", sendReq(cont))
+	if got.ID != first.ID || got.Status.State != a2a.TaskStateInputRequired || last() != a {
+		t.Errorf("continuation without a cwd: %s %q in %q, want INPUT_REQUIRED in the bound workspace", got.Status.State, statusText(got), last())
+	}
+	// A file URL of a follow-up without cwd is checked against the bound one.
+	fm := inContext(urlMessage("file://"+filepath.Join(a, "in-a.txt"), "text/plain"), "follow")
+	if got := e.send("", sendReq(fm)); got.Status.State != a2a.TaskStateInputRequired || last() != a {
+		t.Errorf("file part of a follow-up without a cwd: %s %q", got.Status.State, statusText(got))
+	}
+	// Continuing the task in another workspace: an error, the task intact.
+	before := e.getTask("", first.ID)
+	other := withCwd(msg("elsewhere"), b)
+	other.TaskID = first.ID
+	rpcErr := e.rpcError("", "SendMessage", sendReq(other), a2a.CodeInvalidParams)
+	if !strings.Contains(strings.ToLower(rpcErr.Message), "invalid workspace") || strings.Contains(rpcErr.Message, root) {
+		t.Errorf("other cwd error %q, want a path-free invalid-workspace error", rpcErr.Message)
+	}
+	checkBadRequestField(t, rpcErr.Data, "message.metadata."+ns+".cwd")
+	after := e.getTask("", first.ID)
+	if after.Status.State != a2a.TaskStateInputRequired || len(after.History) != len(before.History) {
+		t.Errorf("task after a refused continuation: %s, %d messages (was %d): it must stay as it was", after.Status.State, len(after.History), len(before.History))
+	}
+	// An unacceptable cwd on a continuation is refused the same way.
+	bad := withCwd(msg("bad"), filepath.Join(root, "missing"))
+	bad.TaskID = first.ID
+	e.rpcError("", "SendMessage", sendReq(bad), a2a.CodeInvalidParams)
+	if got := e.getTask("", first.ID); got.Status.State != a2a.TaskStateInputRequired {
+		t.Errorf("task after a continuation with a bad cwd: %s", got.Status.State)
+	}
+	// The task still continues in its workspace.
+	again := msg("and again")
+	again.TaskID = first.ID
+	if got := e.send("", sendReq(again)); got.Status.State != a2a.TaskStateInputRequired || last() != a {
+		t.Errorf("continuation after the refusals: %s in %q", got.Status.State, last())
+	}
+	// After eviction the stored binding applies.
+	e.hub.contexts.evictIdle(time.Now().Add(time.Hour))
+	if got := e.send("", sendReq(inContext(msg("x"), "follow"))); got.Status.State != a2a.TaskStateInputRequired || last() != a {
+		t.Errorf("follow-up without a cwd after eviction: %s %q in %q", got.Status.State, statusText(got), last())
+	}
+	// A new context without a cwd runs in the default and binds it.
+	if got := e.send("", sendReq(inContext(msg("x"), "fresh"))); got.Status.State != a2a.TaskStateInputRequired || last() != def {
+		t.Errorf("new context without a cwd: %s in %q, want the default", got.Status.State, last())
+	}
+	if got := e.send("", sendReq(withCwd(inContext(msg("x"), "fresh"), a))); got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("other cwd in a context bound to the default: %s, want FAILED", got.Status.State)
 	}
 }
 

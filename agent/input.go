@@ -196,9 +196,16 @@ type turnInput struct {
 	credentials map[string]any
 	baseURL     string // of the request that started the turn, for artifact URLs
 	// cwd is the resolved workspace, checked once for file URLs and the
-	// turn alike; badCwd says metadata.<ns>.cwd was not acceptable.
-	cwd    string
-	badCwd bool
+	// turn alike (INPUT-1): metadata.<ns>.cwd, else the context's bound
+	// one, else the default. badCwd says it was not acceptable, otherCwd
+	// that the message named another workspace than its context's;
+	// cwdGiven that the message named one; readFiles that file URLs were
+	// read against cwd.
+	cwd       string
+	badCwd    bool
+	otherCwd  bool
+	cwdGiven  bool
+	readFiles bool
 }
 
 // prompt returns the text followed by the attachment manifest.
@@ -375,6 +382,7 @@ func buildInput(m *a2a.Message, lim InputLimits, cwd string, ws *Workspace) (*tu
 			if err != nil {
 				return nil, err
 			}
+			in.readFiles = true
 			if att != nil {
 				in.attachments = append(in.attachments, *att)
 			} else {
@@ -414,10 +422,14 @@ func safeFilename(name string) string {
 	return s
 }
 
-// readFilePart checks a url part (INPUT-2, INPUT-3): only file:// URLs of
-// local files inside the workspace and the allowed roots, symlinks
-// resolved, size checked before reading. Text files come back as text,
-// multimodal ones as an attachment.
+// readFilePart checks a url part (INPUT-2, INPUT-3, INPUT-1a): only
+// file:// URLs of local files inside the workspace and the allowed roots,
+// never a gateway state path. The file is opened once (openInWorkspace:
+// resolved beneath the workspace, without blocking), every check is made on
+// the open descriptor (a regular file, its real path, its size), and the
+// bytes are read from that descriptor with a bound — never a check of a
+// path followed by a second open. Text files come back as text, multimodal
+// ones as an attachment.
 func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, ws *Workspace) (string, *Attachment, error) {
 	bad := func(reason string) error { return a2a.ErrInvalidParams(field, reason) }
 	raw := p.URL
@@ -450,16 +462,24 @@ func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, 
 	if cwd == "" || ws == nil {
 		return "", nil, bad("file URLs need a valid workspace")
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(path))
+	f, err := openInWorkspace(cwd, filepath.FromSlash(path))
+	if errors.Is(err, errOutsideWorkspace) {
+		return "", nil, bad("the file lies outside the workspace")
+	}
 	if err != nil {
 		return "", nil, bad("the file does not exist or is not readable")
 	}
-	if !within(real, cwd) || !ws.Contains(real) {
-		return "", nil, bad("the file lies outside the workspace")
-	}
-	fi, err := os.Stat(real)
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return "", nil, bad("the file URL does not name a regular file")
+	}
+	real, ok := openedPath(f, fi, filepath.FromSlash(path))
+	if !ok {
+		return "", nil, bad("the file changed while it was read")
+	}
+	if !within(real, cwd) || !ws.Readable(real) {
+		return "", nil, bad("the file lies outside the workspace")
 	}
 	mt := mediaBase(p.MediaType)
 	if mt == "" {
@@ -476,14 +496,6 @@ func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, 
 	}
 	if fi.Size() > max {
 		return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
-	}
-	f, err := os.Open(real)
-	if err != nil {
-		return "", nil, bad("the file does not exist or is not readable")
-	}
-	defer f.Close()
-	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) || fi2.Size() > max {
-		return "", nil, bad("the file changed while it was read")
 	}
 	if lim.textLike(mt) {
 		b, err := io.ReadAll(io.LimitReader(f, max+1))
@@ -507,9 +519,73 @@ func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, 
 	return "", &Attachment{Part: i, Filename: safeFilename(name), MediaType: mt, ByteSize: n, SHA256: hex.EncodeToString(h.Sum(nil)), Source: "file", Path: real}, nil
 }
 
-// within reports whether the resolved path p is dir or inside it.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+// errOutsideWorkspace says a file path does not lie beneath the workspace.
+var errOutsideWorkspace = errors.New("outside the workspace")
+
+// openInWorkspace opens the file at the absolute path p for reading,
+// resolved beneath the workspace cwd: an os.Root of cwd resolves every
+// component with O_NOFOLLOW and follows a symlink only while it stays
+// beneath cwd, so a component swapped for a symlink out of the workspace
+// (or to /proc) fails instead of escaping; O_NONBLOCK keeps a FIFO from
+// hanging the open. p is taken relative to cwd lexically; when that fails
+// (p names cwd through a symlink, or an absolute symlink inside cwd is in
+// the way) p's symlinks are resolved and the result, if beneath cwd, is
+// opened the same way. Either way the caller checks the descriptor it
+// gets, never a path.
+func openInWorkspace(cwd, p string) (*os.File, error) {
+	root, err := os.OpenRoot(cwd)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	open := func(rel string) (*os.File, error) {
+		return root.OpenFile(rel, os.O_RDONLY|nonblockFlag, 0)
+	}
+	if rel, ok := relBeneath(cwd, p); ok {
+		f, err := open(rel)
+		if err == nil || !strings.Contains(err.Error(), "path escapes") {
+			return f, err
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := relBeneath(cwd, real)
+	if !ok {
+		return nil, errOutsideWorkspace
+	}
+	f, err := open(rel)
+	if err != nil && strings.Contains(err.Error(), "path escapes") {
+		return nil, errOutsideWorkspace
+	}
+	return f, err
+}
+
+// relBeneath returns p relative to dir when p lies strictly inside dir.
+func relBeneath(dir, p string) (string, bool) {
+	rel, ok := strings.CutPrefix(filepath.Clean(p), strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+	return rel, ok && rel != ""
+}
+
+// openedPath returns the real path of the open file f (fi is its fstat):
+// the kernel's name for the descriptor where the platform has one
+// (/proc/self/fd on Linux), else the symlink-resolved p when it still
+// names the same file as the descriptor. ok is false when neither gives a
+// live path of f.
+func openedPath(f *os.File, fi os.FileInfo, p string) (string, bool) {
+	if real, ok := fdPath(f); ok {
+		return real, true
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", false
+	}
+	cur, err := os.Stat(real)
+	if err != nil || !os.SameFile(fi, cur) {
+		return "", false
+	}
+	return real, true
 }
 
 // storeInputs writes the raw/data attachments under dir/<taskID>/ (0600)
@@ -543,18 +619,30 @@ func storeInputs(dir, taskID string, atts []Attachment) error {
 // prepareInput builds the turn input of a client message: prompt text and
 // attachments (file URLs checked against the message's workspace), the
 // per-request credentials, and the base URL for artifact links.
-func (s *Service) prepareInput(ctx context.Context, m *a2a.Message) (*turnInput, error) {
+//
+// The workspace (INPUT-1): metadata.<ns>.cwd when the message gives one;
+// else the workspace the context is bound to (bound, when isBound); else
+// the default. A given cwd that differs from the bound one sets otherCwd,
+// an unacceptable one (or a binding no longer acceptable) badCwd; file
+// URLs are then refused.
+func (s *Service) prepareInput(ctx context.Context, m *a2a.Message, bound string, isBound bool) (*turnInput, error) {
 	rawCwd, _ := metadataString(m.Metadata, s.cfg.Namespace, "cwd")
-	cwd, err := s.cfg.Workspace.Resolve(rawCwd)
-	if err != nil {
-		cwd = "" // the turn fails with the invalid-workspace message
+	given := rawCwd != ""
+	if !given && isBound {
+		rawCwd = bound
 	}
+	cwd, err := s.cfg.Workspace.Resolve(rawCwd)
 	badCwd := err != nil
-	in, err := buildInput(m, s.cfg.Input, cwd, s.cfg.Workspace)
+	otherCwd := !badCwd && given && isBound && cwd != bound
+	fileCwd := cwd
+	if badCwd || otherCwd {
+		fileCwd = "" // the turn fails with an invalid-workspace message
+	}
+	in, err := buildInput(m, s.cfg.Input, fileCwd, s.cfg.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	in.cwd, in.badCwd = cwd, badCwd
+	in.cwd, in.badCwd, in.otherCwd, in.cwdGiven = fileCwd, badCwd, otherCwd, given
 	if inner, ok := m.Metadata[s.cfg.Namespace].(map[string]any); ok {
 		for _, k := range s.cfg.SensitiveMetadataKeys {
 			if v, ok := inner[k]; ok {

@@ -6,11 +6,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
@@ -353,4 +357,222 @@ func TestStoreInputs(t *testing.T) {
 	if string(b) != "img" {
 		t.Errorf("content %q", b)
 	}
+}
+
+// INPUT-1a: gateway state is never input, whatever the roots say — a
+// denied path (file or directory), a directory holding the state marker
+// (any instance's data dir) and /proc, directly or through a symlink
+// inside the workspace; a workspace inside the state is invalid too.
+func TestInputDeniedStatePaths(t *testing.T) {
+	f := newInputFixture(t)
+	data := filepath.Join(f.ws, "data") // a data dir inside the workspace, as ./data under the working dir
+	other := filepath.Join(f.other, "instance-2", "data")
+	keyFile := filepath.Join(f.ws, "card-ec.pem")
+	for _, d := range []string{filepath.Join(data, "inputs", "t1"), other} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, s := range map[string]string{
+		filepath.Join(data, "push.keys"):            "PUSH-KEYS",
+		filepath.Join(data, "pagetoken.key"):        "PAGE-KEY",
+		filepath.Join(data, "a2a.db"):               "SQLITE",
+		filepath.Join(data, "inputs", "t1", "0-in"): "INPUT",
+		filepath.Join(other, "push.keys"):           "OTHER-KEYS",
+		keyFile:                                     "PEM",
+		filepath.Join(f.ws, "plain.txt"):            "plain",
+	} {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := MarkStateDir(other); err != nil { // the second instance marks its data dir
+		t.Fatal(err)
+	}
+	if err := MarkStateDir(other); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(data, "push.keys"), filepath.Join(f.ws, "keys-link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("data/pagetoken.key", filepath.Join(f.ws, "rel-link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	ws := NewWorkspace(f.ws, []string{f.base})
+	ws.Denied = NewDenyList(data, keyFile)
+	otherWS := filepath.Join(f.other, "instance-2")
+	for _, tc := range []struct{ cwd, path string }{
+		{f.ws, filepath.Join(data, "push.keys")},
+		{f.ws, filepath.Join(data, "pagetoken.key")},
+		{f.ws, filepath.Join(data, "a2a.db")},
+		{f.ws, filepath.Join(data, "inputs", "t1", "0-in")},
+		{f.ws, keyFile},
+		{f.ws, filepath.Join(f.ws, "keys-link.txt")},
+		{f.ws, filepath.Join(f.ws, "rel-link.txt")},
+		{otherWS, filepath.Join(other, "push.keys")},
+		{otherWS, filepath.Join(other, StateMarker)},
+	} {
+		_, err := buildInput(urlMessage("file://"+tc.path, "text/plain"), InputLimits{}, tc.cwd, ws)
+		wantInvalid(t, err, "message.parts[1]")
+		if ae := (*a2a.Error)(nil); errors.As(err, &ae) && (strings.Contains(ae.Message, f.base) || !strings.Contains(ae.Message, "outside the workspace")) {
+			t.Errorf("%s: error %q, want the path-free outside-the-workspace error", tc.path, ae.Message)
+		}
+	}
+	if in, err := buildInput(urlMessage("file://"+filepath.Join(f.ws, "plain.txt"), "text/plain"), InputLimits{}, f.ws, ws); err != nil || !strings.Contains(in.text, "plain") {
+		t.Errorf("a plain workspace file next to the data dir: %v", err)
+	}
+	// No workspace inside the gateway state.
+	for _, cwd := range []string{data, filepath.Join(data, "inputs"), other, "/proc", "/proc/self"} {
+		if _, err := ws.Resolve(cwd); err == nil {
+			t.Errorf("workspace %s inside the gateway state accepted", cwd)
+		}
+	}
+	if _, err := ws.Resolve(f.ws); err != nil {
+		t.Errorf("the workspace holding the data dir refused: %v", err)
+	}
+	// Symlinks of denied paths are resolved when they are added.
+	link := filepath.Join(f.base, "data-link")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	d := NewDenyList(link, filepath.Join(link, "not-yet", "file"))
+	if !d.Denies(filepath.Join(data, "push.keys")) || !d.Denies(filepath.Join(data, "not-yet", "file")) {
+		t.Errorf("denied symlink not resolved: %v", d.Paths())
+	}
+}
+
+// INPUT-1a: a file inside the workspace swapped between a regular file, a
+// symlink to a secret outside the roots, symlinks to /proc/self/environ
+// and to a state file inside the roots, and a FIFO (and a directory on
+// its path swapped for a symlink out) while 4,000 reads run: every read
+// either fails or returns the public content, none takes a second, and no
+// goroutine is left behind.
+func TestReadFilePartSwapRace(t *testing.T) {
+	f := newInputFixture(t)
+	const public = "public content"
+	state := filepath.Join(f.ws, "state")
+	for _, d := range []string{state, filepath.Join(f.ws, "dirA")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := MarkStateDir(state); err != nil {
+		t.Fatal(err)
+	}
+	for p, s := range map[string]string{
+		filepath.Join(state, "push.keys"):         "STATE SECRET",
+		filepath.Join(f.ws, "dirA", "secret.txt"): public,
+		filepath.Join(f.ws, "swap.txt"):           public,
+	} {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("dirA", filepath.Join(f.ws, "swapdir")); err != nil {
+		t.Fatal(err)
+	}
+	ws := f.wsp
+	target := filepath.Join(f.ws, "swap.txt")
+	dirTarget := filepath.Join(f.ws, "swapdir")
+	// The swapped-in entries: the public file plus the attacks, each
+	// exchanged with the target by swapPaths (a permutation: every kind
+	// is always present under some name).
+	var fileVariants, dirVariants []string
+	mk := func(list *[]string, make func(p string) error) {
+		p := filepath.Join(f.ws, fmt.Sprintf(".variant-%d", len(fileVariants)+len(dirVariants)))
+		if err := make(p); err != nil {
+			t.Fatal(err)
+		}
+		*list = append(*list, p)
+	}
+	mk(&fileVariants, func(p string) error { return os.WriteFile(p, []byte(public), 0o600) })
+	mk(&fileVariants, func(p string) error { return os.Symlink(filepath.Join(f.outside, "secret.txt"), p) })
+	mk(&fileVariants, func(p string) error { return os.Symlink("/proc/self/environ", p) })
+	mk(&fileVariants, func(p string) error { return os.Symlink(filepath.Join(state, "push.keys"), p) })
+	mk(&fileVariants, func(p string) error { return os.Symlink("state/push.keys", p) })
+	mk(&fileVariants, func(p string) error { return syscall.Mkfifo(p, 0o600) })
+	mk(&dirVariants, func(p string) error { return os.Symlink(filepath.Join(f.ws, "dirA"), p) })
+	mk(&dirVariants, func(p string) error { return os.Symlink(f.outside, p) })
+
+	baseline := runtime.NumGoroutine()
+	stop := make(chan struct{})
+	var swapper sync.WaitGroup
+	for s := 0; s < 2; s++ {
+		swapper.Add(1)
+		go func() {
+			defer swapper.Done()
+			for i := s; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if s == 0 {
+					_ = swapPaths(target, fileVariants[i%len(fileVariants)])
+				} else {
+					_ = swapPaths(dirTarget, dirVariants[i%len(dirVariants)])
+				}
+			}
+		}()
+	}
+
+	const workers, perWorker = 4, 1000
+	var mu sync.Mutex
+	var ok, leaks, slow int
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWorker; i++ {
+				u := "file://" + target
+				if i%4 == 3 {
+					u = "file://" + dirTarget + "/secret.txt"
+				}
+				done := make(chan string, 1)
+				start := time.Now()
+				go func() {
+					text, _, err := readFilePart(a2a.Part{URL: u, MediaType: "text/plain"}, 0, "message.parts[0]", InputLimits{}.withDefaults(), f.ws, ws)
+					if err != nil {
+						text = "\x00error"
+					}
+					done <- text
+				}()
+				var text string
+				select {
+				case text = <-done:
+				case <-time.After(3 * time.Second):
+					text = "\x00hung"
+				}
+				el := time.Since(start)
+				mu.Lock()
+				switch {
+				case text == "\x00hung" || el > time.Second:
+					slow++
+				case text == public:
+					ok++
+				case text != "\x00error":
+					leaks++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	swapper.Wait()
+	if leaks != 0 || slow != 0 {
+		t.Errorf("%d reads of %d leaked a file other than the public one, %d took over 1s", leaks, workers*perWorker, slow)
+	}
+	if ok == 0 {
+		t.Errorf("no read succeeded: the race test exercised nothing")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > baseline+2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > baseline+2 {
+		t.Errorf("%d goroutines after the race, %d before (reads stuck)", n, baseline)
+	}
+	t.Logf("%d reads: %d returned the public file, the rest were refused", workers*perWorker, ok)
 }

@@ -39,24 +39,37 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 			return nil, zero, nil, err
 		}
 	}
-	in, err := s.prepareInput(ctx, req.Message)
-	if err != nil {
-		return nil, zero, nil, err
-	}
 	msg := stripSensitive(req.Message, s.cfg.Namespace, s.cfg.SensitiveMetadataKeys)
 	if msg == req.Message {
 		c := *msg
 		msg = &c
 	}
-
-	now := a2a.Timestamp(time.Now())
-	var task a2a.Task
+	var cont *a2a.Task
+	ctxID := msg.ContextID
 	if msg.TaskID != "" {
 		t, err := s.continuable(ctx, owner, msg)
 		if err != nil {
 			return nil, zero, nil, err
 		}
-		task = *t
+		cont, ctxID = t, t.ContextID
+	}
+	// The workspace follows the context (INPUT-1): a message without a cwd
+	// runs in the one its context is bound to.
+	bound, isBound := s.boundCwd(ctx, owner, ctxID)
+	in, err := s.prepareInput(ctx, req.Message, bound, isBound)
+	if err != nil {
+		return nil, zero, nil, err
+	}
+	if cont != nil && (in.badCwd || in.otherCwd) {
+		// Continuing a task in another (or an unacceptable) workspace is
+		// refused before the task is touched: it stays as it was (RPC-6).
+		return nil, zero, nil, workspaceError(s.cfg.Namespace, in.otherCwd)
+	}
+
+	now := a2a.Timestamp(time.Now())
+	var task a2a.Task
+	if cont != nil {
+		task = *cont
 		msg.ContextID = task.ContextID
 		task.History = append(task.History, *msg)
 	} else {
@@ -137,6 +150,17 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
 	go s.execute(runCtx, r, msg, in)
 	return r, first, sub, nil
+}
+
+// workspaceError is the answer to a follow-up of an existing task whose
+// metadata.<ns>.cwd is unacceptable or differs from its context's
+// workspace (INPUT-1, RPC-6). It never echoes a path.
+func workspaceError(ns string, other bool) error {
+	reason := "invalid workspace: the cwd must be an absolute, existing directory inside an allowed root"
+	if other {
+		reason = "invalid workspace: the task's context is bound to a different workspace; omit the cwd or send the bound one"
+	}
+	return a2a.ErrInvalidParams("message.metadata."+ns+".cwd", reason)
 }
 
 // continuable loads the task a follow-up message names and checks it may

@@ -71,16 +71,31 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		text = msgInvalidWorkspace
 		return
 	}
+	if in.otherCwd {
+		text = msgOtherWorkspace
+		return
+	}
 	if !in.hasInput() {
 		text = msgTextOnly
 		return
 	}
 	// The context lease first, then a concurrency slot: a message waiting
 	// for its busy context must not hold a slot other contexts could use.
-	c, ok := s.contextFor(ctx, r.owner, msg.ContextID, cwd)
-	if !ok {
-		text = msgOtherWorkspace
-		return
+	c, bound := s.contextFor(ctx, r.owner, msg.ContextID, cwd)
+	if bound != cwd {
+		// The context was bound meanwhile (a concurrent first message).
+		// A message that named no cwd and read no file against the one
+		// it assumed follows the binding (INPUT-1); otherwise it is
+		// another workspace (RPC-6).
+		if in.cwdGiven || in.readFiles {
+			text = msgOtherWorkspace
+			return
+		}
+		if res, err := s.cfg.Workspace.Resolve(bound); err != nil || res != bound {
+			text = msgInvalidWorkspace
+			return
+		}
+		cwd = bound
 	}
 	if !c.acquire(ctx, s.cfg.ContextWait) {
 		if errors.Is(context.Cause(ctx), errCanceledByClient) {
@@ -125,18 +140,18 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 }
 
 // contextFor returns the live context, reviving it from the store (or
-// creating it) when it is not in memory. ok is false when the context is
-// bound to a different workspace. Concurrent first messages of a context
-// agree on one binding: the creator reads or writes the store while the
-// others wait for it.
-func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convContext, bool) {
+// creating it, bound to cwd) when it is not in memory, and the workspace
+// it is bound to. Concurrent first messages of a context agree on one
+// binding: the creator reads or writes the store while the others wait
+// for it.
+func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convContext, string) {
 	key := ctxKey{owner: owner, id: id}
 	c, created := s.hub.contexts.get(key, func() *convContext {
 		return &convContext{backend: s.cfg.Backend, ready: make(chan struct{})}
 	})
 	if !created {
 		<-c.ready
-		return c, c.cwd == cwd
+		return c, c.cwd
 	}
 	bound := cwd
 	rec, err := s.st.GetContext(ctx, owner, id)
@@ -154,7 +169,30 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convC
 	}
 	c.cwd = bound
 	close(c.ready)
-	return c, c.cwd == cwd
+	return c, c.cwd
+}
+
+// boundCwd returns the workspace the context id of owner is bound to: the
+// live context's, else the stored record's (so the binding survives
+// eviction and restarts). ok is false for a context with no binding yet
+// (or when the store cannot say: the turn's contextFor decides then).
+func (s *Service) boundCwd(ctx context.Context, owner, id string) (string, bool) {
+	if id == "" {
+		return "", false
+	}
+	if c, ok := s.hub.contexts.peek(ctxKey{owner: owner, id: id}); ok {
+		select {
+		case <-c.ready:
+			return c.cwd, c.cwd != ""
+		case <-ctx.Done():
+			return "", false
+		}
+	}
+	rec, err := s.st.GetContext(ctx, owner, id)
+	if err != nil || rec.Cwd == "" {
+		return "", false
+	}
+	return rec.Cwd, true
 }
 
 func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) bool {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,6 +89,13 @@ type AgentHandler struct {
 	// Default: IACCODE_A2A_ALLOWED_CWDS, else the working directory and the
 	// system temp dir.
 	AllowedCwds []string `json:"allowed_cwds,omitempty"`
+
+	// DefaultCwd is the workspace of a message that names no
+	// metadata.<ns>.cwd in a context not bound yet (INPUT-1). It must be an
+	// existing directory inside the allowed roots and outside the gateway's
+	// state, or the config is refused. Relative paths are resolved against
+	// the working directory. Default: the working directory.
+	DefaultCwd string `json:"default_cwd,omitempty"`
 
 	// SensitiveMetadataKeys are keys under metadata.<ns> removed from
 	// messages before they are stored or echoed. Default: api_key, apiKey,
@@ -241,10 +249,11 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			}
 		}
 	}
-	if len(h.AllowedCwds) > 0 {
-		def := agent.DefaultWorkspace()
-		cfg.Workspace = agent.NewWorkspace(def.Default, h.AllowedCwds)
+	ws, err := h.workspace()
+	if err != nil {
+		return err
 	}
+	cfg.Workspace = ws
 	if h.Card != nil {
 		if err := h.Card.Provision(ctx); err != nil {
 			return fmt.Errorf("card: %w", err)
@@ -392,6 +401,32 @@ var (
 	_ caddy.Provisioner           = (*AgentHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*AgentHandler)(nil)
 )
+
+// workspace builds the workspace rules of the handler (INPUT-1, INPUT-1a):
+// the roots (allowed_cwds, else IACCODE_A2A_ALLOWED_CWDS, else the working
+// directory and the temp dir), the default (default_cwd, else the working
+// directory), which must itself be a valid workspace, and the process's
+// gateway state paths.
+func (h *AgentHandler) workspace() (*agent.Workspace, error) {
+	wd, _ := os.Getwd()
+	roots := h.AllowedCwds
+	if len(roots) == 0 {
+		roots = agent.DefaultRoots(wd)
+	}
+	def := wd
+	if h.DefaultCwd != "" {
+		def = caddy.NewReplacer().ReplaceKnown(h.DefaultCwd, "")
+	}
+	ws := agent.NewWorkspace(def, roots)
+	ws.Denied = statePaths
+	if err := ws.CheckDefault(); err != nil {
+		if h.DefaultCwd == "" {
+			return nil, errors.New("default_cwd: not set, and the working directory (the default workspace) is not inside the allowed roots (allowed_cwds) or lies in the gateway's state; set default_cwd to a directory inside allowed_cwds")
+		}
+		return nil, errors.New("default_cwd: must be an existing directory inside the allowed roots (allowed_cwds) and outside the gateway's state")
+	}
+	return ws, nil
+}
 
 // attachmentTypes are the configured attachment media types or, by
 // default, images, audio and every non-text input mode the card advertises

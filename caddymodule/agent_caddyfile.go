@@ -26,6 +26,7 @@ import (
 //	thinking_exposure none|tool_trace|raw_thinking…
 //	cancel_on_disconnect
 //	allowed_cwds <dir…>
+//	default_cwd <dir>
 //	sensitive_metadata_keys <key…>
 //	artifact_urls http|file
 //	max_artifact_size <size>
@@ -109,6 +110,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		if len(h.AllowedCwds) == 0 {
 			return true, d.ArgErr()
 		}
+	case "default_cwd":
+		return true, stringArg(d, &h.DefaultCwd)
 	case "sensitive_metadata_keys":
 		h.SensitiveMetadataKeys = d.RemainingArgs()
 		if len(h.SensitiveMetadataKeys) == 0 {

@@ -131,6 +131,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return err
 	}
 	a.shared = val.(*sharedState)
+	denyStatePaths(dir) // INPUT-1a
+	denyCaddyState(ctx)
 	drain := 10 * time.Second
 	if a.ShutdownTimeout != 0 {
 		drain = time.Duration(a.ShutdownTimeout)
@@ -171,6 +173,10 @@ func (s *sharedState) doOpen() error {
 		return fmt.Errorf("data directory %s is in use by another caddy-a2a process", s.dataDir)
 	}
 	if err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	if err := agent.MarkStateDir(s.dataDir); err != nil { // INPUT-1a: no instance reads another's data dir
+		_ = lock.Close()
 		return fmt.Errorf("data_dir: %w", err)
 	}
 	key, err := loadOrCreateKey(filepath.Join(s.dataDir, "pagetoken.key"))

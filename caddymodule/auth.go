@@ -53,6 +53,9 @@ func (AuthHandler) CaddyModule() caddy.ModuleInfo {
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	repl := caddy.NewReplacer()
+	if h.Config.JWT != nil && h.Config.JWT.JWKSFile != "" {
+		denyStatePaths(repl.ReplaceKnown(h.Config.JWT.JWKSFile, "")) // INPUT-1a
+	}
 	authn, warns, err := auth.New(h.Config, auth.Options{
 		Getenv:  os.Getenv,
 		Replace: func(s string) string { return repl.ReplaceKnown(s, "") },

@@ -199,6 +199,7 @@ func (h *CardHandler) provisionSigning() error {
 			if path == "" {
 				return fmt.Errorf("%s: key_file is required", where)
 			}
+			denyStatePaths(path) // INPUT-1a: never readable as input
 			pemBytes, rerr := readLimited(path, 64<<10)
 			if rerr != nil {
 				return fmt.Errorf("%s: reading key_file: %v", where, rerr)
