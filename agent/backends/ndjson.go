@@ -76,7 +76,7 @@ func (l *lineReader) next() ([]byte, error) {
 }
 
 // decodeEvent parses one protocol line. Blank lines give ok=false; a line
-// that is not a JSON object, or has another protocol version, is an
+// that is not a JSON object, or has another protocol version, is a
 // backend.ProtocolError (the turn fails, sanitised).
 func decodeEvent(line []byte) (ev backend.Event, ok bool, err error) {
 	line = bytes.TrimSpace(line)
