@@ -13,17 +13,18 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Tests of TURN-7 (artifact payloads and inline parts) and of the message
 // event (Appendix A) through a scripted backend.
 
 type artScript struct {
-	events func(req *TurnRequest) []Event
+	events func(req *backend.TurnRequest) []backend.Event
 	err    error
 }
 
-func (b artScript) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+func (b artScript) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	for _, ev := range b.events(req) {
 		if err := emit(ev); err != nil {
 			return err
@@ -32,7 +33,7 @@ func (b artScript) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) err
 	return b.err
 }
 
-func artifactEnv(t *testing.T, urls string, events func(*TurnRequest) []Event) (*testEnv, string) {
+func artifactEnv(t *testing.T, urls string, events func(*backend.TurnRequest) []backend.Event) (*testEnv, string) {
 	t.Helper()
 	dir := t.TempDir()
 	e := newTestEnv(t, Config{Backend: artScript{events: events}, ArtifactDir: dir, ArtifactURLs: urls, MaxArtifactBytes: 16})
@@ -43,14 +44,14 @@ func TestArtifactPayloadLimit(t *testing.T) {
 	for _, n := range []int{15, 16, 17} {
 		for _, enc := range []string{"text", "base64"} {
 			payload := strings.Repeat("z", n)
-			e, dir := artifactEnv(t, "", func(*TurnRequest) []Event {
-				ev := Event{V: 1, Type: EventArtifact, ArtifactID: "a1", Name: "out", MediaType: "text/plain", Filename: "out.txt"}
+			e, dir := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event {
+				ev := backend.Event{V: 1, Type: backend.EventArtifact, ArtifactID: "a1", Name: "out", MediaType: "text/plain", Filename: "out.txt"}
 				if enc == "text" {
 					ev.Text = payload
 				} else {
 					ev.Base64 = base64.StdEncoding.EncodeToString([]byte(payload))
 				}
-				return []Event{ev, {V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "done"}}
+				return []backend.Event{ev, {V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: "done"}}
 			})
 			if n > 16 {
 				// Over the limit: invalid backend output (-32006 on a blocking send).
@@ -87,11 +88,11 @@ func TestArtifactPayloadLimit(t *testing.T) {
 }
 
 func TestArtifactFileURLsAndAppend(t *testing.T) {
-	e, dir := artifactEnv(t, "file", func(*TurnRequest) []Event {
-		return []Event{
-			{V: 1, Type: EventArtifact, ArtifactID: "log", MediaType: "text/plain", Text: "one,"},
-			{V: 1, Type: EventArtifact, ArtifactID: "log", MediaType: "text/plain", Text: "two", Append: true, LastChunk: true},
-			{V: 1, Type: EventArtifact, ArtifactID: "inline", Parts: json.RawMessage(`[{"text":"t"},{"url":"https://example.com/x"}]`)},
+	e, dir := artifactEnv(t, "file", func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "log", MediaType: "text/plain", Text: "one,"},
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "log", MediaType: "text/plain", Text: "two", Append: true, LastChunk: true},
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "inline", Parts: json.RawMessage(`[{"text":"t"},{"url":"https://example.com/x"}]`)},
 		}
 	})
 	task := e.send("", sendReq(msg("go")))
@@ -113,23 +114,23 @@ func TestArtifactFileURLsAndAppend(t *testing.T) {
 // fails the turn; a blocking SendMessage answers InvalidAgentResponseError
 // without the backend's output.
 func TestArtifactBadEventsFailTurn(t *testing.T) {
-	for name, evs := range map[string][]Event{
-		"relative url":       {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"url":"../secret-detail"}]`)}},
-		"bad id":             {{V: 1, Type: EventArtifact, ArtifactID: "../../secret-detail", Text: "x", MediaType: "text/plain"}},
-		"no media type":      {{V: 1, Type: EventArtifact, Base64: "AAAA", Filename: "secret-detail"}},
-		"bad base64":         {{V: 1, Type: EventArtifact, Base64: "!!secret-detail", MediaType: "image/png"}},
-		"several members":    {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"data":1,"text":"secret-detail"}]`)}},
-		"no content":         {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"mediaType":"text/plain","filename":"secret-detail"}]`)}},
-		"0.3 file part":      {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"kind":"file","file":{"uri":"https://secret-detail/"}}]`)}},
-		"parts not a list":   {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`{"text":"secret-detail"}`)}},
-		"raw not base64":     {{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"raw":"secret-detail!"}]`)}},
-		"empty message":      {{V: 1, Type: EventMessage}},
-		"message bad part":   {{V: 1, Type: EventMessage, Text: "x", Parts: json.RawMessage(`[{"filename":"secret-detail"}]`)}},
-		"text after message": {{V: 1, Type: EventMessage, Text: "a"}, {V: 1, Type: EventText, Text: "secret-detail"}},
-		"after content":      {{V: 1, Type: EventText, Text: "partial "}, {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{}]`)}},
+	for name, evs := range map[string][]backend.Event{
+		"relative url":       {{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{"url":"../secret-detail"}]`)}},
+		"bad id":             {{V: 1, Type: backend.EventArtifact, ArtifactID: "../../secret-detail", Text: "x", MediaType: "text/plain"}},
+		"no media type":      {{V: 1, Type: backend.EventArtifact, Base64: "AAAA", Filename: "secret-detail"}},
+		"bad base64":         {{V: 1, Type: backend.EventArtifact, Base64: "!!secret-detail", MediaType: "image/png"}},
+		"several members":    {{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{"data":1,"text":"secret-detail"}]`)}},
+		"no content":         {{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{"mediaType":"text/plain","filename":"secret-detail"}]`)}},
+		"0.3 file part":      {{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{"kind":"file","file":{"uri":"https://secret-detail/"}}]`)}},
+		"parts not a list":   {{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`{"text":"secret-detail"}`)}},
+		"raw not base64":     {{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{"raw":"secret-detail!"}]`)}},
+		"empty message":      {{V: 1, Type: backend.EventMessage}},
+		"message bad part":   {{V: 1, Type: backend.EventMessage, Text: "x", Parts: json.RawMessage(`[{"filename":"secret-detail"}]`)}},
+		"text after message": {{V: 1, Type: backend.EventMessage, Text: "a"}, {V: 1, Type: backend.EventText, Text: "secret-detail"}},
+		"after content":      {{V: 1, Type: backend.EventText, Text: "partial "}, {V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{}]`)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e, _ := artifactEnv(t, "", func(*TurnRequest) []Event { return evs })
+			e, _ := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event { return evs })
 			e.sendInvalid(sendReq(msg("go")), "secret-detail")
 		})
 	}
@@ -144,10 +145,10 @@ func TestArtifactValidPartsPassThrough(t *testing.T) {
 		`{"url":"https://example.com/doc.pdf","filename":"doc.pdf","mediaType":"application/pdf"},` +
 		`{"url":"s3://bucket/key"},{"url":"data:text/plain;base64,aGk="},` +
 		`{"data":null},{"data":[1,"two"]},{"data":"s"},{"data":3.5},{"data":false},{"data":{"k":{"deep":[]}},"mediaType":"application/json"}]`
-	e, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
-		return []Event{
-			{V: 1, Type: EventArtifact, ArtifactID: "all", Parts: json.RawMessage(parts)},
-			{V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "done"},
+	e, _ := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "all", Parts: json.RawMessage(parts)},
+			{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: "done"},
 		}
 	})
 	task := e.send("", sendReq(msg("go")))
@@ -167,8 +168,8 @@ func TestArtifactValidPartsPassThrough(t *testing.T) {
 	}
 
 	// A message event's parts are any valid parts too, raw included.
-	e2, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventMessage, Text: "see", Parts: json.RawMessage(`[{"raw":"AAEC","filename":"x.bin"},{"data":null}]`)}}
+	e2, _ := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventMessage, Text: "see", Parts: json.RawMessage(`[{"raw":"AAEC","filename":"x.bin"},{"data":null}]`)}}
 	})
 	var res a2a.SendMessageResponse
 	if err := json.Unmarshal(e2.sendRaw("", sendReq(msg("hi"))), &res); err != nil || res.Message == nil {
@@ -180,8 +181,8 @@ func TestArtifactValidPartsPassThrough(t *testing.T) {
 }
 
 func TestMessageEventDirectReply(t *testing.T) {
-	e, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventUsage, TotalTokens: 3}, {V: 1, Type: EventMessage, Text: "Just this."}, {V: 1, Type: EventEnd, Outcome: OutcomeInputRequired}}
+	e, _ := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventUsage, TotalTokens: 3}, {V: 1, Type: backend.EventMessage, Text: "Just this."}, {V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired}}
 	})
 	raw := e.sendRaw("", sendReq(msg("hi")))
 	var res a2a.SendMessageResponse
@@ -200,8 +201,8 @@ func TestMessageEventDirectReply(t *testing.T) {
 	// Content after a message event breaks the protocol (see
 	// TestArtifactBadEventsFailTurn). A message event after text is an
 	// ordinary chunk.
-	e3, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventText, Text: "a"}, {V: 1, Type: EventMessage, Text: "b"}}
+	e3, _ := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventText, Text: "a"}, {V: 1, Type: backend.EventMessage, Text: "b"}}
 	})
 	task := e3.send("", sendReq(msg("hi")))
 	if task.Status.State != a2a.TaskStateInputRequired || statusText(task) != "ab" {
@@ -210,8 +211,8 @@ func TestMessageEventDirectReply(t *testing.T) {
 }
 
 func TestTurnErrorKinds(t *testing.T) {
-	for kind, want := range map[string]a2a.TaskState{ErrorKindTransient: a2a.TaskStateInputRequired, ErrorKindAuth: a2a.TaskStateFailed, ErrorKindInternal: a2a.TaskStateFailed} {
-		e := newTestEnv(t, Config{Backend: artScript{events: func(*TurnRequest) []Event { return nil }, err: &TurnError{Kind: kind, Err: os.ErrDeadlineExceeded}}})
+	for kind, want := range map[string]a2a.TaskState{backend.ErrorKindTransient: a2a.TaskStateInputRequired, backend.ErrorKindAuth: a2a.TaskStateFailed, backend.ErrorKindInternal: a2a.TaskStateFailed} {
+		e := newTestEnv(t, Config{Backend: artScript{events: func(*backend.TurnRequest) []backend.Event { return nil }, err: &backend.TurnError{Kind: kind, Err: os.ErrDeadlineExceeded}}})
 		task := e.send("", sendReq(msg("x")))
 		if task.Status.State != want {
 			t.Errorf("%s: %s", kind, task.Status.State)

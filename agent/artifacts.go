@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Artifact payloads (TURN-7) are stored content-addressed under
@@ -77,7 +78,7 @@ func putArtifact(dir string, b []byte) (string, error) {
 
 // payloadBytes decodes the payload of an artifact event, refusing anything
 // over max before decoding it.
-func payloadBytes(ev Event, max int64) ([]byte, error) {
+func payloadBytes(ev backend.Event, max int64) ([]byte, error) {
 	switch {
 	case ev.Base64 != "":
 		if int64(base64.StdEncoding.DecodedLen(len(ev.Base64))) > max+2 {
@@ -102,7 +103,7 @@ func payloadBytes(ev Event, max int64) ([]byte, error) {
 // storePayload stores the payload of an artifact event (appending to the
 // artifact's earlier payload of this turn when ev.Append) and returns the
 // url part and metadata that record it on the task.
-func (s *Service) storePayload(r *run, ts *turnState, id string, ev Event) (a2a.Part, map[string]any, error) {
+func (s *Service) storePayload(r *run, ts *turnState, id string, ev backend.Event) (a2a.Part, map[string]any, error) {
 	if s.cfg.ArtifactDir == "" {
 		return a2a.Part{}, nil, errors.New("artifact payloads need an artifact directory")
 	}

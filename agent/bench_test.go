@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -27,7 +28,7 @@ func benchHandler(b *testing.B) *Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = hub.Close(); _ = st.Close() })
-	return NewHandler(NewService(hub, Config{Backend: EchoBackend{Chunks: 3}, MaxConcurrentTurns: 1024}))
+	return NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 3}, MaxConcurrentTurns: 1024}))
 }
 
 var benchSendBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC with two vSwitches."}]}}}`)

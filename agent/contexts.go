@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // ctxKey identifies a conversation context: ids are scoped to their owner.
@@ -20,8 +22,8 @@ type convContext struct {
 	cwd      string
 	busy     chan struct{} // holds one token while a turn runs
 	lastUsed atomic.Int64  // unix nanoseconds
-	session  Session
-	backend  Backend
+	session  backend.Session
+	backend  backend.Backend
 	// ready is closed once cwd holds the workspace the context is bound to
 	// (read from the store, or stored by the creator).
 	ready chan struct{}
@@ -100,7 +102,7 @@ func (t *contextTable) evictIdle(cutoff time.Time) int {
 	}
 	t.mu.Unlock()
 	for _, c := range evicted {
-		if sc, ok := c.backend.(SessionCloser); ok {
+		if sc, ok := c.backend.(backend.SessionCloser); ok {
 			sc.CloseSession(&c.session)
 		}
 	}

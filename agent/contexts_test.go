@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 func immediate(m *a2a.Message) *a2a.SendMessageRequest {
@@ -128,11 +129,11 @@ type cwdBackend struct {
 	cwds []string
 }
 
-func (c *cwdBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+func (c *cwdBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	c.mu.Lock()
 	c.cwds = append(c.cwds, req.Cwd)
 	c.mu.Unlock()
-	return emit(Event{V: 1, Type: EventEnd, Outcome: OutcomeInputRequired, Text: "ok"})
+	return emit(backend.Event{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired, Text: "ok"})
 }
 
 func TestContextWorkspace(t *testing.T) {
@@ -290,17 +291,17 @@ type sessionBackend struct {
 	closed int
 }
 
-func (s *sessionBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+func (s *sessionBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	n, _ := req.Session.Value.(int)
 	n++
 	req.Session.Value = n
 	s.mu.Lock()
 	s.counts = append(s.counts, n)
 	s.mu.Unlock()
-	return emit(Event{V: 1, Type: EventEnd, Outcome: OutcomeInputRequired, Text: fmt.Sprint("turn ", n)})
+	return emit(backend.Event{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired, Text: fmt.Sprint("turn ", n)})
 }
 
-func (s *sessionBackend) CloseSession(*Session) {
+func (s *sessionBackend) CloseSession(*backend.Session) {
 	s.mu.Lock()
 	s.closed++
 	s.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -566,11 +567,11 @@ func newGate() *gateBackend {
 	return &gateBackend{started: make(chan string, 64), release: make(chan struct{}, 64)}
 }
 
-func (g *gateBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+func (g *gateBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	g.mu.Lock()
 	g.prompts = append(g.prompts, req.Prompt)
 	g.mu.Unlock()
-	if err := emit(Event{V: 1, Type: EventText, Text: "working on it"}); err != nil {
+	if err := emit(backend.Event{V: 1, Type: backend.EventText, Text: "working on it"}); err != nil {
 		return err
 	}
 	g.started <- req.TaskID
@@ -579,7 +580,7 @@ func (g *gateBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) 
 		return ctx.Err()
 	case <-g.release:
 	}
-	return emit(Event{V: 1, Type: EventEnd, Outcome: OutcomeInputRequired, Text: "done: " + req.Prompt})
+	return emit(backend.Event{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired, Text: "done: " + req.Prompt})
 }
 
 func (g *gateBackend) waitStarted(t *testing.T) string {
@@ -595,11 +596,11 @@ func (g *gateBackend) waitStarted(t *testing.T) string {
 
 // scriptBackend emits fixed events.
 type scriptBackend struct {
-	events []Event
+	events []backend.Event
 	err    error
 }
 
-func (b scriptBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+func (b scriptBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	for _, ev := range b.events {
 		if err := emit(ev); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -165,34 +166,10 @@ func (l InputLimits) withDefaults() InputLimits {
 	return l
 }
 
-// Attachment is one manifest entry of the turn request: a multimodal part
-// of the message (INPUT-2).
-type Attachment struct {
-	// Part is the index of the part in the message.
-	Part int `json:"part"`
-	// Filename is the part's file name (or the file URL's base name).
-	Filename string `json:"filename,omitempty"`
-	// MediaType is the part's media type without parameters.
-	MediaType string `json:"mediaType"`
-	// ByteSize is the size of the content in bytes.
-	ByteSize int64 `json:"byteSize"`
-	// SHA256 is the hex SHA-256 of the content.
-	SHA256 string `json:"sha256"`
-	// Source is raw, data or file.
-	Source string `json:"source"`
-	// Path is where the backend can read the bytes: the stored input under
-	// the data dir for raw/data parts, the resolved file for file parts.
-	// Empty when the gateway has no input directory.
-	Path string `json:"path,omitempty"`
-
-	// Data holds the bytes of a raw or data attachment.
-	Data []byte `json:"-"`
-}
-
 // turnInput is what a message's parts become: prompt text and attachments.
 type turnInput struct {
 	text        string // the text parts joined
-	attachments []Attachment
+	attachments []backend.Attachment
 	credentials map[string]any
 	baseURL     string // of the request that started the turn, for artifact URLs
 	// cwd is the resolved workspace, checked once for file URLs and the
@@ -231,7 +208,7 @@ func (in *turnInput) hasInput() bool {
 	return strings.TrimSpace(in.text) != "" || len(in.attachments) > 0
 }
 
-func manifestLine(a Attachment) string {
+func manifestLine(a backend.Attachment) string {
 	name := a.Filename
 	if name == "" {
 		name = "(unnamed)"
@@ -394,9 +371,9 @@ func buildInput(m *a2a.Message, lim InputLimits, cwd string, ws *Workspace) (*tu
 	return in, nil
 }
 
-func inlineAttachment(i int, filename, mt, source string, data []byte) Attachment {
+func inlineAttachment(i int, filename, mt, source string, data []byte) backend.Attachment {
 	sum := sha256.Sum256(data)
-	return Attachment{Part: i, Filename: safeFilename(filename), MediaType: mt, ByteSize: int64(len(data)),
+	return backend.Attachment{Part: i, Filename: safeFilename(filename), MediaType: mt, ByteSize: int64(len(data)),
 		SHA256: hex.EncodeToString(sum[:]), Source: source, Data: data}
 }
 
@@ -430,7 +407,7 @@ func safeFilename(name string) string {
 // bytes are read from that descriptor with a bound — never a check of a
 // path followed by a second open. Text files come back as text, multimodal
 // ones as an attachment.
-func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, ws *Workspace) (string, *Attachment, error) {
+func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, ws *Workspace) (string, *backend.Attachment, error) {
 	bad := func(reason string) error { return a2a.ErrInvalidParams(field, reason) }
 	raw := p.URL
 	lower := strings.ToLower(raw)
@@ -516,7 +493,7 @@ func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, 
 	if name == "" {
 		name = filepath.Base(real)
 	}
-	return "", &Attachment{Part: i, Filename: safeFilename(name), MediaType: mt, ByteSize: n, SHA256: hex.EncodeToString(h.Sum(nil)), Source: "file", Path: real}, nil
+	return "", &backend.Attachment{Part: i, Filename: safeFilename(name), MediaType: mt, ByteSize: n, SHA256: hex.EncodeToString(h.Sum(nil)), Source: "file", Path: real}, nil
 }
 
 // errOutsideWorkspace says a file path does not lie beneath the workspace.
@@ -590,7 +567,7 @@ func openedPath(f *os.File, fi os.FileInfo, p string) (string, bool) {
 
 // storeInputs writes the raw/data attachments under dir/<taskID>/ (0600)
 // and sets their Path, so exec backends can read them.
-func storeInputs(dir, taskID string, atts []Attachment) error {
+func storeInputs(dir, taskID string, atts []backend.Attachment) error {
 	if dir == "" {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Tests of INPUT-1..4: part rules, limits (each limit at -1, =, +1), the
@@ -341,7 +342,7 @@ func TestInputPartRules(t *testing.T) {
 
 func TestStoreInputs(t *testing.T) {
 	dir := t.TempDir()
-	atts := []Attachment{inlineAttachment(2, "cat.png", "image/png", "raw", []byte("img")), {Source: "file", Path: "/x"}}
+	atts := []backend.Attachment{inlineAttachment(2, "cat.png", "image/png", "raw", []byte("img")), {Source: "file", Path: "/x"}}
 	if err := storeInputs(dir, "task-1", atts); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 func TestJSONRPCEnvelopeErrors(t *testing.T) {
@@ -452,7 +453,7 @@ func TestOptionalExtensionEchoed(t *testing.T) {
 // ---------------------------------------------------------------- SSE (RPC-4)
 
 func TestSSEFraming(t *testing.T) {
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 3}})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 3}})
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("frame\nwith newline")), 42)
 	if ct := s.resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Errorf("Content-Type %q", ct)
@@ -541,7 +542,7 @@ func TestSSEDisconnectCancelsWhenConfigured(t *testing.T) {
 func TestSSEManyShortStreamsWithKeepAlive(t *testing.T) {
 	// Keep-alive writes must stop before the handler returns: run many short
 	// streams with a tiny keep-alive interval (meaningful under -race).
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 2, Delay: time.Millisecond}, KeepAlive: time.Millisecond})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 2, Delay: time.Millisecond}, KeepAlive: time.Millisecond})
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)

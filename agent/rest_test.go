@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 type restErr struct {
@@ -233,7 +234,7 @@ func req2(m *a2a.Message) *a2a.SendMessageRequest {
 }
 
 func TestRESTStream(t *testing.T) {
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 2}, ToolTrace: true})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 2}, ToolTrace: true})
 	s := e.openStream("/message:stream", mustJSON(sendReq(msg("rest stream"))), restJSON(""))
 	evs := s.restAll()
 	if len(evs) < 4 || evs[0].Task == nil || evs[0].Task.Status.State != a2a.TaskStateSubmitted {

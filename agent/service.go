@@ -14,14 +14,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // Config is the behaviour of one agent endpoint. Zero values take the
 // documented defaults (see WithDefaults).
 type Config struct {
-	// Backend runs the turns. Default: EchoBackend.
-	Backend Backend
+	// Backend runs the turns. Default: backend.EchoBackend.
+	Backend backend.Backend
 	// Namespace is the metadata namespace (metadata.<ns>.cwd, tool traces…).
 	// Default "iac_code".
 	Namespace string
@@ -115,7 +116,7 @@ type Config struct {
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
 	if c.Backend == nil {
-		c.Backend = EchoBackend{}
+		c.Backend = backend.EchoBackend{}
 		if c.BackendName == "" {
 			c.BackendName = "echo"
 		}

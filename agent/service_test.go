@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // ---------------------------------------------------------------- SendMessage (RPC-1b)
 
 func TestSendMessageBlockingEndsInputRequired(t *testing.T) {
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 3}})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 3}})
 	m := msg("hello world")
 	task := e.send("", sendReq(m))
 
@@ -208,7 +209,7 @@ func TestSensitiveMetadataStripped(t *testing.T) {
 // ---------------------------------------------------------------- streaming (TURN-6a)
 
 func TestStreamingEventOrder(t *testing.T) {
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 4}, ToolTrace: true})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 4}, ToolTrace: true})
 	m := msg("stream me please")
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(m), "req-7")
 	evs := s.rpcAll(`"req-7"`)
@@ -335,7 +336,7 @@ func TestStreamingEventOrder(t *testing.T) {
 }
 
 func TestStreamingToolTraceOffHidesTools(t *testing.T) {
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 2}, ToolTrace: false})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 2}, ToolTrace: false})
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("x")), 1)
 	for _, ev := range s.rpcAll("1") {
 		if ev.StatusUpdate != nil && nsMap(ev.StatusUpdate.Metadata, "tool") != nil {
@@ -349,10 +350,10 @@ func TestStreamingToolFieldsTruncated(t *testing.T) {
 	long := strings.Repeat("é", 5000)
 	in, _ := json.Marshal(map[string]string{"text": long})
 	res, _ := json.Marshal(long)
-	b := scriptBackend{events: []Event{
-		{V: 1, Type: EventTool, Status: "started", ToolUseID: "t1", Name: "big", Input: in},
-		{V: 1, Type: EventTool, Status: "completed", ToolUseID: "t1", Name: "big", Result: res},
-		{V: 1, Type: EventEnd, Outcome: OutcomeInputRequired, Text: "ok"},
+	b := scriptBackend{events: []backend.Event{
+		{V: 1, Type: backend.EventTool, Status: "started", ToolUseID: "t1", Name: "big", Input: in},
+		{V: 1, Type: backend.EventTool, Status: "completed", ToolUseID: "t1", Name: "big", Result: res},
+		{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired, Text: "ok"},
 	}}
 	e := newTestEnv(t, Config{Backend: b, ToolTrace: true})
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("x")), 1)
@@ -699,9 +700,9 @@ func TestListTasks(t *testing.T) {
 }
 
 func TestListTasksIncludeArtifacts(t *testing.T) {
-	b := scriptBackend{events: []Event{
-		{V: 1, Type: EventArtifact, ArtifactID: "a1", Name: "out", Parts: json.RawMessage(`[{"text":"artifact body"}]`)},
-		{V: 1, Type: EventEnd, Outcome: OutcomeInputRequired, Text: "ok"},
+	b := scriptBackend{events: []backend.Event{
+		{V: 1, Type: backend.EventArtifact, ArtifactID: "a1", Name: "out", Parts: json.RawMessage(`[{"text":"artifact body"}]`)},
+		{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired, Text: "ok"},
 	}}
 	e := newTestEnv(t, Config{Backend: b})
 	task := e.send("", sendReq(msg("make an artifact")))
@@ -1100,15 +1101,15 @@ func TestExtendedCardUnsupported(t *testing.T) {
 func TestTurnOutcomes(t *testing.T) {
 	cases := []struct {
 		name  string
-		b     Backend
+		b     backend.Backend
 		state a2a.TaskState
 		text  string
 	}{
-		{"completed", scriptBackend{events: []Event{{V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "all done"}}}, a2a.TaskStateCompleted, "all done"},
-		{"no end, nil error", scriptBackend{events: []Event{{V: 1, Type: EventText, Text: "partial answer"}}}, a2a.TaskStateInputRequired, "partial answer"},
-		{"transient", scriptBackend{events: []Event{{V: 1, Type: EventEnd, Outcome: OutcomeFailed, Error: &EventError{Kind: ErrorKindTransient, Message: "upstream 503 /secret/path"}}}}, a2a.TaskStateInputRequired, "A temporary error occurred. Please retry."},
-		{"auth", scriptBackend{events: []Event{{V: 1, Type: EventEnd, Outcome: OutcomeFailed, Error: &EventError{Kind: ErrorKindAuth, Message: "bad key sk-123"}}}}, a2a.TaskStateFailed, "Authentication required. Configure credentials and retry."},
-		{"rejected", scriptBackend{events: []Event{{V: 1, Type: EventEnd, Outcome: OutcomeRejected}}}, a2a.TaskStateRejected, "The agent rejected the task."},
+		{"completed", scriptBackend{events: []backend.Event{{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: "all done"}}}, a2a.TaskStateCompleted, "all done"},
+		{"no end, nil error", scriptBackend{events: []backend.Event{{V: 1, Type: backend.EventText, Text: "partial answer"}}}, a2a.TaskStateInputRequired, "partial answer"},
+		{"transient", scriptBackend{events: []backend.Event{{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeFailed, Error: &backend.EventError{Kind: backend.ErrorKindTransient, Message: "upstream 503 /secret/path"}}}}, a2a.TaskStateInputRequired, "A temporary error occurred. Please retry."},
+		{"auth", scriptBackend{events: []backend.Event{{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeFailed, Error: &backend.EventError{Kind: backend.ErrorKindAuth, Message: "bad key sk-123"}}}}, a2a.TaskStateFailed, "Authentication required. Configure credentials and retry."},
+		{"rejected", scriptBackend{events: []backend.Event{{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeRejected}}}, a2a.TaskStateRejected, "The agent rejected the task."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1170,11 +1171,11 @@ type stubbornBackend struct {
 	release chan struct{}
 }
 
-func (b *stubbornBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
+func (b *stubbornBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	b.started <- req.TaskID
 	<-b.release
-	_ = emit(Event{V: 1, Type: EventText, Text: "late text"})
-	return emit(Event{V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "late answer"})
+	_ = emit(backend.Event{V: 1, Type: backend.EventText, Text: "late text"})
+	return emit(backend.Event{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: "late answer"})
 }
 
 func TestCancelDrainTimeout(t *testing.T) {
@@ -1290,13 +1291,13 @@ func TestConcurrentContinuationsKeepHistory(t *testing.T) {
 
 func TestThinkingAndPermissionMetadata(t *testing.T) {
 	yes := true
-	events := []Event{
-		{V: 1, Type: EventThinking, Text: "pondering"},
-		{V: 1, Type: EventPermission, ToolUseID: "t1", ToolName: "shell", AutoApproved: &yes},
+	events := []backend.Event{
+		{V: 1, Type: backend.EventThinking, Text: "pondering"},
+		{V: 1, Type: backend.EventPermission, ToolUseID: "t1", ToolName: "shell", AutoApproved: &yes},
 		{V: 1, Type: "some_future_type", Text: "ignored"},
-		{V: 1, Type: EventText, Text: "answer"},
-		{V: 1, Type: EventEnd, Outcome: OutcomeInputRequired},
-		{V: 1, Type: EventText, Text: " after end"},
+		{V: 1, Type: backend.EventText, Text: "answer"},
+		{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired},
+		{V: 1, Type: backend.EventText, Text: " after end"},
 	}
 	for _, raw := range []bool{false, true} {
 		t.Run(fmt.Sprint("rawThinking=", raw), func(t *testing.T) {
@@ -1357,7 +1358,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := NewHandler(NewService(hub, Config{Backend: EchoBackend{Chunks: 2}, KeepAlive: 5 * time.Millisecond}))
+		h := NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 2}, KeepAlive: 5 * time.Millisecond}))
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 		e := &testEnv{t: t, st: st, hub: hub, h: h, srv: srv}
 		for i := 0; i < 5; i++ {
@@ -1387,7 +1388,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 func TestCancelRacingContinuation(t *testing.T) {
 	// A canceled task is terminal and stays so: when CancelTask reports
 	// CANCELED, a follow-up racing with it must not bring the task back.
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 1, Delay: time.Millisecond}})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 1, Delay: time.Millisecond}})
 	for i := 0; i < 40; i++ {
 		task := e.send("", sendReq(msg("start")))
 		var wg sync.WaitGroup

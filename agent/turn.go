@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -34,8 +35,8 @@ const maxTraceField = 4000
 // turnState accumulates what a running turn has produced.
 type turnState struct {
 	text      strings.Builder
-	end       *Event
-	usage     *Event
+	end       *backend.Event
+	usage     *backend.Event
 	artifacts int
 	// baseURL is the gateway URL artifact links are built on.
 	baseURL string
@@ -46,7 +47,7 @@ type turnState struct {
 	// stored maps an artifact id to its stored payload, for append.
 	stored map[string]storedArtifact
 	// invalid is the correlation id of a turn that failed on backend
-	// output breaking the turn-event protocol (a ProtocolError).
+	// output breaking the turn-event protocol (a backend.ProtocolError).
 	invalid string
 }
 
@@ -128,11 +129,11 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		text = internalMessage(corr)
 		return
 	}
-	treq := &TurnRequest{V: EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
+	treq := &backend.TurnRequest{V: backend.EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
 		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
 		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
 	before := c.session.State
-	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev Event) error { return s.onEvent(ctx, r, ts, ev) })
+	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev backend.Event) error { return s.onEvent(ctx, r, ts, ev) })
 	state, text = s.outcome(ctx, ts, runErr, corr)
 	if !bytes.Equal(before, c.session.State) {
 		s.saveSessionState(ctx, r.owner, ctxID, c)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Tests of raw artifact parts (TURN-7), one messageId per message (RPC-16,
@@ -47,7 +48,7 @@ func (e *testEnv) sendInvalid(req *a2a.SendMessageRequest, secret string) a2a.Ta
 
 // rawEnv is an endpoint whose backend emits events, with artifacts stored
 // under a temp dir, inline_artifact_bytes 8 and payloads up to 16 bytes.
-func rawEnv(t *testing.T, events func(*TurnRequest) []Event) (*testEnv, string) {
+func rawEnv(t *testing.T, events func(*backend.TurnRequest) []backend.Event) (*testEnv, string) {
 	t.Helper()
 	dir := t.TempDir()
 	return newTestEnv(t, Config{Backend: artScript{events: events}, ArtifactDir: dir, MaxArtifactBytes: 16, InlineArtifactBytes: 8}), dir
@@ -70,17 +71,17 @@ func TestArtifactRawParts(t *testing.T) {
 	big := []byte("png-bytes-12")   // 12 bytes: stored, the artifact's payload
 	second := []byte("second-bin")  // 10 bytes: stored, linked by sha256
 	appended := []byte("appended!") // 9 bytes: stored by an append
-	e, dir := rawEnv(t, func(*TurnRequest) []Event {
-		return []Event{
-			{V: 1, Type: EventArtifact, ArtifactID: "small", Parts: json.RawMessage(`[` + rawPart(small, `,"mediaType":"image/png"`) + `]`)},
-			{V: 1, Type: EventArtifact, ArtifactID: "big", Name: "pics", Parts: json.RawMessage(`[{"text":"caption"},` +
+	e, dir := rawEnv(t, func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "small", Parts: json.RawMessage(`[` + rawPart(small, `,"mediaType":"image/png"`) + `]`)},
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "big", Name: "pics", Parts: json.RawMessage(`[{"text":"caption"},` +
 				rawPart(big, `,"mediaType":"image/png; q=1","filename":"../pic.png","metadata":{"k":"v","iac_code":{"sha256":"forged"}}`) + `,` +
 				rawPart(second, ``) + `]`)},
-			{V: 1, Type: EventArtifact, ArtifactID: "big", Append: true, LastChunk: true, Parts: json.RawMessage(`[` + rawPart(appended, `,"mediaType":"text/plain"`) + `]`)},
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "big", Append: true, LastChunk: true, Parts: json.RawMessage(`[` + rawPart(appended, `,"mediaType":"text/plain"`) + `]`)},
 			// A backend cannot point a part at a stored file through the
 			// gateway's metadata namespace.
-			{V: 1, Type: EventArtifact, ArtifactID: "forged", Parts: json.RawMessage(`[{"url":"https://x/","metadata":{"iac_code":{"sha256":"` + shaHex(second) + `"}}}]`)},
-			{V: 1, Type: EventEnd, Outcome: OutcomeCompleted, Text: "done"},
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "forged", Parts: json.RawMessage(`[{"url":"https://x/","metadata":{"iac_code":{"sha256":"` + shaHex(second) + `"}}}]`)},
+			{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: "done"},
 		}
 	})
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("go")), 71)
@@ -169,13 +170,13 @@ func TestArtifactRawParts(t *testing.T) {
 // raw part (no inline JSON form) is stored; without an artifact directory
 // raw parts stay inline.
 func TestArtifactRawPartLimits(t *testing.T) {
-	e, _ := rawEnv(t, func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[` + rawPart([]byte("seventeen-bytes!!"), "") + `]`)}}
+	e, _ := rawEnv(t, func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[` + rawPart([]byte("seventeen-bytes!!"), "") + `]`)}}
 	})
 	e.sendInvalid(sendReq(msg("go")), "seventeen")
 
-	e, _ = rawEnv(t, func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventArtifact, ArtifactID: "empty", Parts: json.RawMessage(`[{"raw":"","filename":"e.bin"}]`)}}
+	e, _ = rawEnv(t, func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventArtifact, ArtifactID: "empty", Parts: json.RawMessage(`[{"raw":"","filename":"e.bin"}]`)}}
 	})
 	task := e.send("", sendReq(msg("go")))
 	if p := task.Artifacts[0].Parts[0]; p.Kind() != "url" || p.Filename != "e.bin" {
@@ -185,8 +186,8 @@ func TestArtifactRawPartLimits(t *testing.T) {
 	}
 
 	big := strings.Repeat("b", 100)
-	e = newTestEnv(t, Config{Backend: artScript{events: func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventArtifact, Parts: json.RawMessage(`[` + rawPart([]byte(big), "") + `]`)}}
+	e = newTestEnv(t, Config{Backend: artScript{events: func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[` + rawPart([]byte(big), "") + `]`)}}
 	}}, InlineArtifactBytes: 8})
 	task = e.send("", sendReq(msg("go")))
 	if p := task.Artifacts[0].Parts[0]; string(p.Raw) != big {
@@ -198,7 +199,7 @@ func TestArtifactRawPartLimits(t *testing.T) {
 // chunk, the whole answer, the final status); the history keeps the user
 // message and the final assistant message; ids differ across tasks.
 func TestMessageIDsDistinct(t *testing.T) {
-	e := newTestEnv(t, Config{Backend: EchoBackend{Chunks: 4}})
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 4}})
 	seen := map[string]string{}
 	note := func(m *a2a.Message, where string) {
 		if m == nil {
@@ -245,8 +246,8 @@ func TestMessageIDsDistinct(t *testing.T) {
 // backend output ends the task FAILED with the sanitised message; the
 // stream carries no error and no backend output.
 func TestInvalidOutputStreamFails(t *testing.T) {
-	e, _ := artifactEnv(t, "", func(*TurnRequest) []Event {
-		return []Event{{V: 1, Type: EventText, Text: "partial"}, {V: 1, Type: EventArtifact, Parts: json.RawMessage(`[{"text":"a","url":"https://secret-detail/"}]`)}}
+	e, _ := artifactEnv(t, "", func(*backend.TurnRequest) []backend.Event {
+		return []backend.Event{{V: 1, Type: backend.EventText, Text: "partial"}, {V: 1, Type: backend.EventArtifact, Parts: json.RawMessage(`[{"text":"a","url":"https://secret-detail/"}]`)}}
 	})
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("go")), 73)
 	events := s.rpcAll("73")

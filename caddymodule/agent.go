@@ -21,6 +21,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -155,7 +156,7 @@ type AgentHandler struct {
 	// (every push operation answers PushNotificationNotSupportedError).
 	Push *PushConfig `json:"push,omitempty"`
 
-	backend agent.Backend
+	backend backend.Backend
 	hub     *agent.Hub
 	shared  *sharedState
 	pushRef *pushEngineRef // nil without push
@@ -186,7 +187,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading backend: %w", err)
 	}
-	b, ok := mod.(agent.Backend)
+	b, ok := mod.(backend.Backend)
 	if !ok {
 		return fmt.Errorf("backend: module %T does not run turns", mod)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 func init() {
@@ -34,9 +34,9 @@ func (EchoBackend) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// RunTurn implements agent.Backend.
-func (e *EchoBackend) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
-	return agent.EchoBackend{Chunks: e.Chunks, Delay: time.Duration(e.Delay)}.RunTurn(ctx, req, emit)
+// RunTurn implements backend.Backend.
+func (e *EchoBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
+	return backend.EchoBackend{Chunks: e.Chunks, Delay: time.Duration(e.Delay)}.RunTurn(ctx, req, emit)
 }
 
 // UnmarshalCaddyfile parses:
@@ -79,6 +79,6 @@ func (e *EchoBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 }
 
 var (
-	_ agent.Backend         = (*EchoBackend)(nil)
+	_ backend.Backend       = (*EchoBackend)(nil)
 	_ caddyfile.Unmarshaler = (*EchoBackend)(nil)
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/backends"
 )
 
@@ -91,13 +91,13 @@ func (b *ExecBackend) Provision(ctx caddy.Context) error {
 // Validate checks the configuration.
 func (b *ExecBackend) Validate() error { return b.exec.Validate() }
 
-// RunTurn implements agent.Backend.
-func (b *ExecBackend) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+// RunTurn implements backend.Backend.
+func (b *ExecBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	return b.exec.RunTurn(ctx, req, emit)
 }
 
-// CloseSession implements agent.SessionCloser (per_context processes).
-func (b *ExecBackend) CloseSession(s *agent.Session) { b.exec.CloseSession(s) }
+// CloseSession implements backend.SessionCloser (per_context processes).
+func (b *ExecBackend) CloseSession(s *backend.Session) { b.exec.CloseSession(s) }
 
 // UnmarshalCaddyfile parses:
 //
@@ -193,7 +193,7 @@ func sizeArg(d *caddyfile.Dispenser) (int64, error) {
 var (
 	_ caddy.Provisioner     = (*ExecBackend)(nil)
 	_ caddy.Validator       = (*ExecBackend)(nil)
-	_ agent.Backend         = (*ExecBackend)(nil)
-	_ agent.SessionCloser   = (*ExecBackend)(nil)
+	_ backend.Backend       = (*ExecBackend)(nil)
+	_ backend.SessionCloser = (*ExecBackend)(nil)
 	_ caddyfile.Unmarshaler = (*ExecBackend)(nil)
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/backends"
 )
 
@@ -83,8 +83,8 @@ func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 // Validate checks the configuration.
 func (b *HTTPBackend) Validate() error { return b.http.Validate() }
 
-// RunTurn implements agent.Backend.
-func (b *HTTPBackend) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+// RunTurn implements backend.Backend.
+func (b *HTTPBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	return b.http.RunTurn(ctx, req, emit)
 }
 
@@ -155,6 +155,6 @@ func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 var (
 	_ caddy.Provisioner     = (*HTTPBackend)(nil)
 	_ caddy.Validator       = (*HTTPBackend)(nil)
-	_ agent.Backend         = (*HTTPBackend)(nil)
+	_ backend.Backend       = (*HTTPBackend)(nil)
 	_ caddyfile.Unmarshaler = (*HTTPBackend)(nil)
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/backends"
 )
 
@@ -107,8 +107,8 @@ func (b *OpenAIBackend) Provision(ctx caddy.Context) error {
 // Validate checks the configuration.
 func (b *OpenAIBackend) Validate() error { return b.openai.Validate() }
 
-// RunTurn implements agent.Backend.
-func (b *OpenAIBackend) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+// RunTurn implements backend.Backend.
+func (b *OpenAIBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	return b.openai.RunTurn(ctx, req, emit)
 }
 
@@ -209,6 +209,6 @@ func (b *OpenAIBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 var (
 	_ caddy.Provisioner     = (*OpenAIBackend)(nil)
 	_ caddy.Validator       = (*OpenAIBackend)(nil)
-	_ agent.Backend         = (*OpenAIBackend)(nil)
+	_ backend.Backend       = (*OpenAIBackend)(nil)
 	_ caddyfile.Unmarshaler = (*OpenAIBackend)(nil)
 )

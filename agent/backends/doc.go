@@ -2,5 +2,6 @@
 // runs a local program, HTTP posts to an upstream service, and OpenAI talks
 // to an OpenAI-compatible chat-completions server. Exec and HTTP speak the
 // turn-event protocol v1 (NDJSON; see docs/turn-event-v1.schema.json).
-// The package imports nothing from Caddy.
+// Each implements the contract of package agent/backend; the package
+// imports nothing else of agent/, nor Caddy.
 package backends

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Exec modes and output formats.
@@ -148,7 +148,7 @@ type lineMsg struct {
 
 // PGID returns the process group of the session's process, or 0. For tests
 // and diagnostics.
-func PGID(s *agent.Session) int {
+func PGID(s *backend.Session) int {
 	if s == nil {
 		return 0
 	}
@@ -299,8 +299,8 @@ func (e *Exec) terminate(p *proc) {
 	}
 }
 
-// RunTurn implements agent.Backend.
-func (e *Exec) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+// RunTurn implements backend.Backend.
+func (e *Exec) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	perContext := e.Mode == ModePerContext
 	var p *proc
 	if perContext {
@@ -346,7 +346,7 @@ func (e *Exec) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.E
 			case ctx.Err() != nil:
 				return ctx.Err()
 			case errors.Is(err, os.ErrDeadlineExceeded):
-				return errKind(agent.ErrorKindTransient, fmt.Errorf("exec: turn timed out after %v", e.Timeout))
+				return errKind(backend.ErrorKindTransient, fmt.Errorf("exec: turn timed out after %v", e.Timeout))
 			default:
 				return errors.New("exec: the agent process does not read its input")
 			}
@@ -383,7 +383,7 @@ func (e *Exec) survives(p *proc) bool {
 }
 
 // loop reads the events of one turn.
-func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit agent.Emit, perContext bool, deadline time.Time) error {
+func (e *Exec) loop(ctx context.Context, p *proc, req *backend.TurnRequest, emit backend.Emit, perContext bool, deadline time.Time) error {
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))
@@ -400,7 +400,7 @@ func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit a
 			return ctx.Err()
 		case <-timeout:
 			e.cancel(p, req.TaskID, perContext)
-			return errKind(agent.ErrorKindTransient, fmt.Errorf("exec: turn timed out after %v", e.Timeout))
+			return errKind(backend.ErrorKindTransient, fmt.Errorf("exec: turn timed out after %v", e.Timeout))
 		case m := <-p.lines:
 			if m.err != nil {
 				if errors.Is(m.err, io.EOF) {
@@ -415,7 +415,7 @@ func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit a
 				return errOutputTooLong
 			}
 			if e.Format == FormatText {
-				if err := emit(agent.Event{V: agent.EventVersion, Type: agent.EventText, Text: string(m.b) + "\n"}); err != nil {
+				if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventText, Text: string(m.b) + "\n"}); err != nil {
 					if ctx.Err() != nil {
 						continue
 					}
@@ -439,7 +439,7 @@ func (e *Exec) loop(ctx context.Context, p *proc, req *agent.TurnRequest, emit a
 				e.terminate(p)
 				return err
 			}
-			if ev.Type == agent.EventEnd {
+			if ev.Type == backend.EventEnd {
 				sawEnd = true
 				if perContext {
 					return nil
@@ -478,7 +478,7 @@ func (e *Exec) exitStatus(p *proc, sawEnd bool) error {
 // once) the process group is terminated.
 func (e *Exec) cancel(p *proc, taskID string, perContext bool) {
 	if perContext {
-		line, _ := json.Marshal(map[string]any{"v": agent.EventVersion, "type": "cancel", "taskId": taskID})
+		line, _ := json.Marshal(map[string]any{"v": backend.EventVersion, "type": "cancel", "taskId": taskID})
 		graceEnd := time.Now().Add(e.grace())
 		if err := p.writeLine(context.Background(), append(line, '\n'), graceEnd); err == nil {
 			t := time.NewTimer(time.Until(graceEnd))
@@ -490,7 +490,7 @@ func (e *Exec) cancel(p *proc, taskID string, perContext bool) {
 						e.terminate(p)
 						return
 					}
-					if ev, ok, err := decodeEvent(m.b); err == nil && ok && ev.Type == agent.EventEnd {
+					if ev, ok, err := decodeEvent(m.b); err == nil && ok && ev.Type == backend.EventEnd {
 						return // the process answered; it stays for the next turn
 					} else if err != nil {
 						e.terminate(p)
@@ -506,9 +506,9 @@ func (e *Exec) cancel(p *proc, taskID string, perContext bool) {
 	e.terminate(p)
 }
 
-// CloseSession implements agent.SessionCloser: the context's process gets
+// CloseSession implements backend.SessionCloser: the context's process gets
 // EOF on stdin, then SIGTERM and SIGKILL after the grace periods.
-func (e *Exec) CloseSession(s *agent.Session) {
+func (e *Exec) CloseSession(s *backend.Session) {
 	p, ok := s.Value.(*proc)
 	if !ok {
 		return
@@ -525,6 +525,6 @@ func (e *Exec) CloseSession(s *agent.Session) {
 }
 
 var (
-	_ agent.Backend       = (*Exec)(nil)
-	_ agent.SessionCloser = (*Exec)(nil)
+	_ backend.Backend       = (*Exec)(nil)
+	_ backend.SessionCloser = (*Exec)(nil)
 )

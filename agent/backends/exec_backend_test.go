@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Unit tests of the exec, http and openai backends (TURN-3, TURN-4,
@@ -20,10 +20,10 @@ import (
 
 type recorder struct {
 	mu     sync.Mutex
-	events []agent.Event
+	events []backend.Event
 }
 
-func (r *recorder) emit(ev agent.Event) error {
+func (r *recorder) emit(ev backend.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, ev)
@@ -35,15 +35,15 @@ func (r *recorder) text() string {
 	defer r.mu.Unlock()
 	var b strings.Builder
 	for _, ev := range r.events {
-		if ev.Type == agent.EventText {
+		if ev.Type == backend.EventText {
 			b.WriteString(ev.Text)
 		}
 	}
 	return b.String()
 }
 
-func turnReq(t *testing.T, prompt string) *agent.TurnRequest {
-	return &agent.TurnRequest{V: 1, Type: "turn", ContextID: "c", TaskID: "t", MessageID: "m", Cwd: t.TempDir(), Prompt: prompt, Session: &agent.Session{}}
+func turnReq(t *testing.T, prompt string) *backend.TurnRequest {
+	return &backend.TurnRequest{V: 1, Type: "turn", ContextID: "c", TaskID: "t", MessageID: "m", Cwd: t.TempDir(), Prompt: prompt, Session: &backend.Session{}}
 }
 
 func groupGone(t *testing.T, pgid int) {
@@ -135,8 +135,8 @@ func TestExecCancelTimeoutKillGroup(t *testing.T) {
 	rec := &recorder{}
 	start := time.Now()
 	err := e.RunTurn(context.Background(), turnReq(t, "x"), rec.emit)
-	var te *agent.TurnError
-	if !errors.As(err, &te) || te.Kind != agent.ErrorKindTransient {
+	var te *backend.TurnError
+	if !errors.As(err, &te) || te.Kind != backend.ErrorKindTransient {
 		t.Fatalf("timeout: %v", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -165,7 +165,7 @@ func TestExecCancelTimeoutKillGroup(t *testing.T) {
 func TestExecPerContextSessionAndClose(t *testing.T) {
 	script := `n=0; while IFS= read -r line; do case "$line" in *cancel*) continue;; esac; n=$((n+1)); echo '{"v":1,"type":"text","text":"'$n' '$$'"}'; echo '{"v":1,"type":"end"}'; done`
 	e := &Exec{Argv: []string{"bash", "-c", script}, Mode: ModePerContext, GracePeriod: 200 * time.Millisecond}
-	sess := &agent.Session{}
+	sess := &backend.Session{}
 	cwd := t.TempDir()
 	var pids []int
 	for i := 1; i <= 2; i++ {
@@ -193,13 +193,13 @@ func TestExecPerContextSessionAndClose(t *testing.T) {
 }
 
 func TestHTTPStatusMapping(t *testing.T) {
-	for code, kind := range map[int]string{401: agent.ErrorKindAuth, 403: agent.ErrorKindAuth, 408: agent.ErrorKindTransient, 429: agent.ErrorKindTransient, 500: agent.ErrorKindTransient, 503: agent.ErrorKindTransient, 400: "", 404: ""} {
+	for code, kind := range map[int]string{401: backend.ErrorKindAuth, 403: backend.ErrorKindAuth, 408: backend.ErrorKindTransient, 429: backend.ErrorKindTransient, 500: backend.ErrorKindTransient, 503: backend.ErrorKindTransient, 400: "", 404: ""} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "upstream secret body", code)
 		}))
 		err := (&HTTP{URL: srv.URL}).RunTurn(context.Background(), turnReq(t, "x"), (&recorder{}).emit)
 		srv.Close()
-		var te *agent.TurnError
+		var te *backend.TurnError
 		switch {
 		case err == nil:
 			t.Errorf("%d: no error", code)
@@ -215,8 +215,8 @@ func TestHTTPStatusMapping(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	var te *agent.TurnError
-	if err := (&HTTP{URL: url}).RunTurn(context.Background(), turnReq(t, "x"), (&recorder{}).emit); !errors.As(err, &te) || te.Kind != agent.ErrorKindTransient {
+	var te *backend.TurnError
+	if err := (&HTTP{URL: url}).RunTurn(context.Background(), turnReq(t, "x"), (&recorder{}).emit); !errors.As(err, &te) || te.Kind != backend.ErrorKindTransient {
 		t.Errorf("connection refused: %v", err)
 	}
 	for _, bad := range []string{"", "ftp://x", "http://u:p@h/", "/relative"} {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Regression tests (TURN-3): a program that stops reading its stdin must not
@@ -54,7 +54,7 @@ func waitPID(t *testing.T, dir string) int {
 	}
 }
 
-func runAsync(e *Exec, ctx context.Context, req *agent.TurnRequest, rec *recorder) <-chan error {
+func runAsync(e *Exec, ctx context.Context, req *backend.TurnRequest, rec *recorder) <-chan error {
 	done := make(chan error, 1)
 	go func() { done <- e.RunTurn(ctx, req, rec.emit) }()
 	return done
@@ -104,8 +104,8 @@ func TestExecStdinNotReadTimeout(t *testing.T) {
 	done := runAsync(e, context.Background(), req, &recorder{})
 	pid := waitPID(t, req.Cwd)
 	err := waitTurn(t, done, 3*time.Second)
-	var te *agent.TurnError
-	if !errors.As(err, &te) || te.Kind != agent.ErrorKindTransient || !strings.Contains(err.Error(), "timed out") {
+	var te *backend.TurnError
+	if !errors.As(err, &te) || te.Kind != backend.ErrorKindTransient || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("timeout: %v", err)
 	}
 	groupGone(t, pid)

@@ -13,7 +13,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // HTTP posts each turn request to an upstream agent service and reads the
@@ -50,8 +50,8 @@ func (h *HTTP) Validate() error {
 	return nil
 }
 
-// RunTurn implements agent.Backend.
-func (h *HTTP) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+// RunTurn implements backend.Backend.
+func (h *HTTP) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	if h.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
@@ -95,7 +95,7 @@ func (h *HTTP) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.E
 			if err := emit(ev); err != nil {
 				return false, err
 			}
-			return ev.Type == agent.EventEnd, nil
+			return ev.Type == backend.EventEnd, nil
 		})
 	}
 	for {
@@ -113,7 +113,7 @@ func (h *HTTP) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.E
 		if err := emit(ev); err != nil {
 			return err
 		}
-		if ev.Type == agent.EventEnd {
+		if ev.Type == backend.EventEnd {
 			return nil
 		}
 	}
@@ -178,9 +178,9 @@ func statusError(code int) error {
 	case code >= 200 && code < 300:
 		return nil
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		return errKind(agent.ErrorKindAuth, fmt.Errorf("upstream answered %d", code))
+		return errKind(backend.ErrorKindAuth, fmt.Errorf("upstream answered %d", code))
 	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
-		return errKind(agent.ErrorKindTransient, fmt.Errorf("upstream answered %d", code))
+		return errKind(backend.ErrorKindTransient, fmt.Errorf("upstream answered %d", code))
 	default:
 		return fmt.Errorf("upstream answered %d", code)
 	}
@@ -194,18 +194,18 @@ func classifyTransportErr(ctx context.Context, err error) error {
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return errKind(agent.ErrorKindTransient, errors.New("upstream timed out"))
+		return errKind(backend.ErrorKindTransient, errors.New("upstream timed out"))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // drop the URL (it may hold a path or query)
 	}
-	return errKind(agent.ErrorKindTransient, fmt.Errorf("upstream connection failed: %w", err))
+	return errKind(backend.ErrorKindTransient, fmt.Errorf("upstream connection failed: %w", err))
 }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
-var _ agent.Backend = (*HTTP)(nil)
+var _ backend.Backend = (*HTTP)(nil)
 
 // checkUpstream requires an absolute http(s) URL without credentials in it;
 // what names the setting, instead the option to use for credentials.

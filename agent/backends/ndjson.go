@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Default stream limits of the exec and http backends.
@@ -23,8 +23,8 @@ const (
 // Output over a limit is unusable: a protocol error (the turn fails, and
 // a blocking SendMessage answers InvalidAgentResponseError).
 var (
-	errLineTooLong   error = &agent.ProtocolError{Err: errors.New("event line exceeds the line limit")}
-	errOutputTooLong error = &agent.ProtocolError{Err: errors.New("turn output exceeds the output limit")}
+	errLineTooLong   error = &backend.ProtocolError{Err: errors.New("event line exceeds the line limit")}
+	errOutputTooLong error = &backend.ProtocolError{Err: errors.New("turn output exceeds the output limit")}
 )
 
 // lineReader reads newline-terminated lines with a per-line and a total
@@ -76,29 +76,29 @@ func (l *lineReader) next() ([]byte, error) {
 }
 
 // decodeEvent parses one protocol line. Blank lines give ok=false; a line
-// that is not a JSON object, or has another protocol version, is an
-// agent.ProtocolError (the turn fails, sanitised).
-func decodeEvent(line []byte) (ev agent.Event, ok bool, err error) {
+// that is not a JSON object, or has another protocol version, is a
+// backend.ProtocolError (the turn fails, sanitised).
+func decodeEvent(line []byte) (ev backend.Event, ok bool, err error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return ev, false, nil
 	}
 	if line[0] != '{' {
-		return ev, false, &agent.ProtocolError{Err: errors.New("a line is not a JSON object")}
+		return ev, false, &backend.ProtocolError{Err: errors.New("a line is not a JSON object")}
 	}
 	if err := json.Unmarshal(line, &ev); err != nil {
-		return ev, false, &agent.ProtocolError{Err: fmt.Errorf("malformed event: %w", err)}
+		return ev, false, &backend.ProtocolError{Err: fmt.Errorf("malformed event: %w", err)}
 	}
-	if ev.V != agent.EventVersion {
-		return ev, false, &agent.ProtocolError{Err: fmt.Errorf("unsupported version %d", ev.V)}
+	if ev.V != backend.EventVersion {
+		return ev, false, &backend.ProtocolError{Err: fmt.Errorf("unsupported version %d", ev.V)}
 	}
 	if ev.Type == "" {
-		return ev, false, &agent.ProtocolError{Err: errors.New("event without a type")}
+		return ev, false, &backend.ProtocolError{Err: errors.New("event without a type")}
 	}
 	return ev, true, nil
 }
 
 // errKind wraps err as a TurnError of the given kind.
 func errKind(kind string, err error) error {
-	return &agent.TurnError{Kind: kind, Err: err}
+	return &backend.TurnError{Kind: kind, Err: err}
 }

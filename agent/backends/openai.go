@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // Default conversation budget of the openai backend.
@@ -97,7 +97,7 @@ type conversation struct {
 // than keeping a decoded copy beside it: an idle context then holds the
 // conversation once (RPC-6's memory budget), and a model call dwarfs the
 // decode.
-func (o *OpenAI) load(s *agent.Session) *conversation {
+func (o *OpenAI) load(s *backend.Session) *conversation {
 	c := &conversation{}
 	if len(s.State) > 0 {
 		if err := json.Unmarshal(s.State, c); err != nil {
@@ -153,12 +153,12 @@ type chatChunk struct {
 
 // userContent builds the user message content: text with the attachment
 // manifest, or with Vision a list of text and image_url parts.
-func (o *OpenAI) userContent(req *agent.TurnRequest) (any, string) {
+func (o *OpenAI) userContent(req *backend.TurnRequest) (any, string) {
 	if !o.Vision {
 		return req.Prompt, req.Prompt
 	}
 	var images []any
-	var rest []agent.Attachment
+	var rest []backend.Attachment
 	for _, a := range req.Attachments {
 		if !strings.HasPrefix(a.MediaType, "image/") {
 			rest = append(rest, a)
@@ -210,8 +210,8 @@ func (o *OpenAI) userContent(req *agent.TurnRequest) (any, string) {
 	return parts, text + fmt.Sprintf("\n[%d image(s)]", len(images))
 }
 
-// RunTurn implements agent.Backend.
-func (o *OpenAI) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent.Emit) error {
+// RunTurn implements backend.Backend.
+func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
@@ -275,7 +275,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent
 			return false, errors.New("openai backend: malformed stream chunk")
 		}
 		if c.Error != nil {
-			return false, errKind(agent.ErrorKindTransient, fmt.Errorf("upstream stream error (code %v)", c.Error.Code))
+			return false, errKind(backend.ErrorKindTransient, fmt.Errorf("upstream stream error (code %v)", c.Error.Code))
 		}
 		for _, ch := range c.Choices {
 			think := ch.Delta.ReasoningContent
@@ -283,13 +283,13 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent
 				think = ch.Delta.Reasoning
 			}
 			if think != nil && *think != "" {
-				if err := emit(agent.Event{V: agent.EventVersion, Type: agent.EventThinking, Text: *think}); err != nil {
+				if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventThinking, Text: *think}); err != nil {
 					return false, err
 				}
 			}
 			if ch.Delta.Content != nil && *ch.Delta.Content != "" {
 				answer.WriteString(*ch.Delta.Content)
-				if err := emit(agent.Event{V: agent.EventVersion, Type: agent.EventText, Text: *ch.Delta.Content}); err != nil {
+				if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventText, Text: *ch.Delta.Content}); err != nil {
 					return false, err
 				}
 			}
@@ -299,7 +299,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent
 			if total == 0 {
 				total = u.PromptTokens + u.CompletionTokens
 			}
-			if err := emit(agent.Event{V: agent.EventVersion, Type: agent.EventUsage, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}); err != nil {
+			if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventUsage, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}); err != nil {
 				return false, err
 			}
 		}
@@ -309,17 +309,17 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *agent.TurnRequest, emit agent
 		return err
 	}
 	if !done {
-		return errKind(agent.ErrorKindTransient, errors.New("upstream stream ended without [DONE]"))
+		return errKind(backend.ErrorKindTransient, errors.New("upstream stream ended without [DONE]"))
 	}
 	conv.Messages = o.trim(append(conv.Messages, ChatMessage{Role: "user", Content: kept}, ChatMessage{Role: "assistant", Content: answer.String()}))
 	if st, err := json.Marshal(conv); err == nil {
 		req.Session.State = st
 	}
-	return emit(agent.Event{V: agent.EventVersion, Type: agent.EventEnd, Outcome: agent.OutcomeInputRequired})
+	return emit(backend.Event{V: backend.EventVersion, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired})
 }
 
 // key returns the per-request credential, else the configured key.
-func (o *OpenAI) key(req *agent.TurnRequest) string {
+func (o *OpenAI) key(req *backend.TurnRequest) string {
 	for _, k := range []string{"api_key", "apiKey"} {
 		if v, ok := req.Credentials[k].(string); ok && v != "" {
 			return v
@@ -328,4 +328,4 @@ func (o *OpenAI) key(req *agent.TurnRequest) string {
 	return o.APIKey
 }
 
-var _ agent.Backend = (*OpenAI)(nil)
+var _ backend.Backend = (*OpenAI)(nil)

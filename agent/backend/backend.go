@@ -1,4 +1,4 @@
-package agent
+package backend
 
 import (
 	"context"
@@ -7,22 +7,30 @@ import (
 )
 
 // TurnRequest is what the gateway hands a backend for one turn. Its JSON
-// form is the turn request line of the turn-event protocol.
+// form is the turn request line of the turn-event protocol (Appendix A).
 type TurnRequest struct {
-	V         int    `json:"v"`
-	Type      string `json:"type"`
+	// V is the protocol version (EventVersion).
+	V int `json:"v"`
+	// Type is "turn".
+	Type string `json:"type"`
+	// ContextID, TaskID and MessageID identify the turn's context, task and
+	// the user message that started it.
 	ContextID string `json:"contextId"`
 	TaskID    string `json:"taskId"`
 	MessageID string `json:"messageId"`
-	Cwd       string `json:"cwd"`
-	Prompt    string `json:"prompt"`
+	// Cwd is the task's workspace (INPUT-1).
+	Cwd string `json:"cwd"`
+	// Prompt is the message's text followed by the attachment manifest.
+	Prompt string `json:"prompt"`
 	// Attachments is the manifest of the message's multimodal parts
 	// (INPUT-2); their entries are also listed at the end of Prompt.
-	Attachments []Attachment   `json:"attachments,omitempty"`
-	Message     *a2a.Message   `json:"message,omitempty"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	// Message is the user message that started the turn.
+	Message *a2a.Message `json:"message,omitempty"`
+	// Metadata is the message's metadata.<ns> object.
+	Metadata map[string]any `json:"metadata,omitempty"`
 	// Credentials are the per-request credential keys of metadata.<ns>
-	// (Config.SensitiveMetadataKeys) that the gateway removed from the
+	// (agent.Config.SensitiveMetadataKeys) that the gateway removed from the
 	// stored message; they reach the backend only. Never log them.
 	Credentials map[string]any `json:"credentials,omitempty"`
 	// Text is the text part of the prompt, without the attachment manifest
@@ -60,4 +68,28 @@ type Backend interface {
 // (a long-lived process); CloseSession is called when the context is evicted.
 type SessionCloser interface {
 	CloseSession(s *Session)
+}
+
+// Attachment is one manifest entry of the turn request: a multimodal part
+// of the message (INPUT-2).
+type Attachment struct {
+	// Part is the index of the part in the message.
+	Part int `json:"part"`
+	// Filename is the part's file name (or the file URL's base name).
+	Filename string `json:"filename,omitempty"`
+	// MediaType is the part's media type without parameters.
+	MediaType string `json:"mediaType"`
+	// ByteSize is the size of the content in bytes.
+	ByteSize int64 `json:"byteSize"`
+	// SHA256 is the hex SHA-256 of the content.
+	SHA256 string `json:"sha256"`
+	// Source is raw, data or file.
+	Source string `json:"source"`
+	// Path is where the backend can read the bytes: the stored input under
+	// the data dir for raw/data parts, the resolved file for file parts.
+	// Empty when the gateway has no input directory.
+	Path string `json:"path,omitempty"`
+
+	// Data holds the bytes of a raw or data attachment.
+	Data []byte `json:"-"`
 }

@@ -10,10 +10,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // onEvent maps one backend event onto the task (TURN-6).
-func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) error {
+func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev backend.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -22,12 +23,12 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 	}
 	ns := s.cfg.Namespace
 	switch ev.Type {
-	case EventMessage:
+	case backend.EventMessage:
 		if !ts.content {
 			return s.onMessage(ts, ev)
 		}
 		fallthrough // not the first content event: an ordinary text chunk
-	case EventText:
+	case backend.EventText:
 		if ts.direct != nil {
 			return errContentAfterMessage
 		}
@@ -38,7 +39,7 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 		ts.text.WriteString(ev.Text)
 		id, ctxID := r.ids()
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking, Message: agentMessage(ctxID, id, ev.Text)}, nil)
-	case EventTool:
+	case backend.EventTool:
 		if ts.direct != nil {
 			return errContentAfterMessage
 		}
@@ -56,7 +57,7 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 			tool["error"] = "Tool failed."
 		}
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, map[string]any{ns: map[string]any{"tool": tool}})
-	case EventPermission:
+	case backend.EventPermission:
 		perm := map[string]any{}
 		setIf(perm, "toolUseId", ev.ToolUseID)
 		setIf(perm, "toolName", ev.ToolName)
@@ -64,23 +65,23 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 			perm["autoApproved"] = *ev.AutoApproved
 		}
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, map[string]any{ns: map[string]any{"permission": perm}})
-	case EventThinking:
+	case backend.EventThinking:
 		if !s.cfg.RawThinking || ev.Text == "" {
 			return nil
 		}
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, map[string]any{ns: map[string]any{"thinking": map[string]any{"type": "raw_thinking", "text": truncate(ev.Text)}}})
-	case EventUsage:
+	case backend.EventUsage:
 		e := ev
 		ts.usage = &e
 		s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, map[string]any{ns: map[string]any{"usage": map[string]any{
 			"inputTokens": ev.InputTokens, "outputTokens": ev.OutputTokens, "totalTokens": ev.TotalTokens}}})
-	case EventArtifact:
+	case backend.EventArtifact:
 		if ts.direct != nil {
 			return errContentAfterMessage
 		}
 		ts.content = true
 		return s.onArtifact(r, ts, ev)
-	case EventEnd:
+	case backend.EventEnd:
 		e := ev
 		ts.end = &e
 	default:
@@ -94,8 +95,8 @@ func (s *Service) onEvent(ctx context.Context, r *run, ts *turnState, ev Event) 
 // onArtifact records an artifact event (TURN-7): inline parts pass through
 // after validation (raw parts over InlineArtifactBytes are stored and become
 // url parts); a payload is stored and recorded as a url part. A part that is
-// not a valid A2A part, or an invalid id or payload, is a ProtocolError.
-func (s *Service) onArtifact(r *run, ts *turnState, ev Event) error {
+// not a valid A2A part, or an invalid id or payload, is a backend.ProtocolError.
+func (s *Service) onArtifact(r *run, ts *turnState, ev backend.Event) error {
 	id := ev.ArtifactID
 	if id == "" {
 		ts.artifacts++
@@ -203,7 +204,7 @@ var errContentAfterMessage = protocolErrorf("content event after a message event
 // onMessage records a message event that is the turn's first content
 // event: the reply becomes a direct A2A Message (Appendix A). Its parts are
 // any valid A2A parts, passed inline.
-func (s *Service) onMessage(ts *turnState, ev Event) error {
+func (s *Service) onMessage(ts *turnState, ev backend.Event) error {
 	var parts []a2a.Part
 	if ev.Text != "" {
 		parts = append(parts, a2a.TextPart(ev.Text))
@@ -255,23 +256,6 @@ func DirectReply(t *a2a.Task, ns string) *a2a.Message {
 	return &m
 }
 
-// TurnError is an error a backend returns to say how its turn failed
-// (TURN-8): Kind is ErrorKindTransient, ErrorKindAuth or ErrorKindInternal.
-// Err is logged, never shown to the client.
-type TurnError struct {
-	Kind string
-	Err  error
-}
-
-func (e *TurnError) Error() string {
-	if e.Err == nil {
-		return e.Kind + " turn failure"
-	}
-	return e.Kind + ": " + e.Err.Error()
-}
-
-func (e *TurnError) Unwrap() error { return e.Err }
-
 // outcome turns the end of a turn into its final state and status text (TURN-8).
 func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr string) (a2a.TaskState, string) {
 	if cause := context.Cause(ctx); cause != nil {
@@ -281,7 +265,7 @@ func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr
 		return a2a.TaskStateCanceled, msgCanceled
 	}
 	answer := ts.text.String()
-	if ts.direct != nil && runErr == nil && (ts.end == nil || ts.end.Outcome == OutcomeInputRequired || ts.end.Outcome == OutcomeCompleted || ts.end.Outcome == "") {
+	if ts.direct != nil && runErr == nil && (ts.end == nil || ts.end.Outcome == backend.OutcomeInputRequired || ts.end.Outcome == backend.OutcomeCompleted || ts.end.Outcome == "") {
 		return a2a.TaskStateCompleted, answer
 	}
 	if e := ts.end; e != nil {
@@ -289,23 +273,23 @@ func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr
 			answer = e.Text
 		}
 		switch e.Outcome {
-		case OutcomeCompleted:
+		case backend.OutcomeCompleted:
 			return a2a.TaskStateCompleted, answer
-		case OutcomeRejected:
+		case backend.OutcomeRejected:
 			if answer == "" {
 				answer = msgRejected
 			}
 			return a2a.TaskStateRejected, answer
-		case OutcomeCanceled:
+		case backend.OutcomeCanceled:
 			return a2a.TaskStateCanceled, msgCanceled
-		case OutcomeFailed:
+		case backend.OutcomeFailed:
 			return s.failure(e.Error, corr)
 		default:
 			return a2a.TaskStateInputRequired, answer
 		}
 	}
 	if runErr != nil {
-		var pe *ProtocolError
+		var pe *backend.ProtocolError
 		if errors.As(runErr, &pe) {
 			// Output the gateway cannot use (Appendix A): FAILED, and a
 			// blocking SendMessage answers InvalidAgentResponseError.
@@ -313,25 +297,25 @@ func (s *Service) outcome(ctx context.Context, ts *turnState, runErr error, corr
 			ts.invalid = corr
 			return a2a.TaskStateFailed, invalidResponseMessage(corr)
 		}
-		var te *TurnError
+		var te *backend.TurnError
 		if errors.As(runErr, &te) {
-			return s.failure(&EventError{Kind: te.Kind, Message: runErr.Error()}, corr)
+			return s.failure(&backend.EventError{Kind: te.Kind, Message: runErr.Error()}, corr)
 		}
-		return s.failure(&EventError{Kind: ErrorKindInternal, Message: runErr.Error()}, corr)
+		return s.failure(&backend.EventError{Kind: backend.ErrorKindInternal, Message: runErr.Error()}, corr)
 	}
 	return a2a.TaskStateInputRequired, answer
 }
 
-func (s *Service) failure(e *EventError, corr string) (a2a.TaskState, string) {
-	kind, detail := ErrorKindInternal, ""
+func (s *Service) failure(e *backend.EventError, corr string) (a2a.TaskState, string) {
+	kind, detail := backend.ErrorKindInternal, ""
 	if e != nil {
 		kind, detail = e.Kind, e.Message
 	}
 	s.cfg.Logger.Warn("turn failed", zap.String("kind", kind), zap.String("detail", truncate(detail)), zap.String("correlation_id", corr))
 	switch kind {
-	case ErrorKindTransient:
+	case backend.ErrorKindTransient:
 		return a2a.TaskStateInputRequired, msgTransient
-	case ErrorKindAuth:
+	case backend.ErrorKindAuth:
 		return a2a.TaskStateFailed, msgAuthRequired
 	}
 	return a2a.TaskStateFailed, internalMessage(corr)
@@ -355,4 +339,9 @@ func invalidResponseMessage(corr string) string {
 func errInvalidResponse(taskID, corr string) *a2a.Error {
 	return &a2a.Error{Code: a2a.CodeInvalidAgentResponse, Message: invalidResponseMessage(corr),
 		Metadata: map[string]string{"taskId": taskID, "correlationId": corr}}
+}
+
+// protocolErrorf returns a backend.ProtocolError with a formatted description.
+func protocolErrorf(format string, args ...any) error {
+	return &backend.ProtocolError{Err: fmt.Errorf(format, args...)}
 }

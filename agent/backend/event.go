@@ -1,9 +1,6 @@
-package agent
+package backend
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // EventVersion is the version of the turn-event protocol this gateway speaks.
 const EventVersion = 1
@@ -93,25 +90,4 @@ type EventError struct {
 	Kind string `json:"kind,omitempty"`
 	// Message is for the log only.
 	Message string `json:"message,omitempty"`
-}
-
-// ProtocolError is backend output the gateway cannot use: a line that is
-// not a JSON event, an event that breaks the turn-event protocol (content
-// after a message event, an artifact or message part that is not a valid
-// A2A part, an invalid artifact id or payload), or output over a limit
-// (Appendix A). The turn fails (TURN-8) and a blocking SendMessage answers
-// InvalidAgentResponseError (-32006). Err is logged, never shown to the
-// client.
-type ProtocolError struct {
-	// Err describes the violation, for the log only.
-	Err error
-}
-
-func (e *ProtocolError) Error() string { return "turn-event protocol: " + e.Err.Error() }
-
-func (e *ProtocolError) Unwrap() error { return e.Err }
-
-// protocolErrorf returns a ProtocolError with a formatted description.
-func protocolErrorf(format string, args ...any) error {
-	return &ProtocolError{Err: fmt.Errorf(format, args...)}
 }
