@@ -17,7 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
-	"github.com/caddy-a2a/caddy-a2a/agent/client"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // Exit codes of `caddy a2a` (gateway.md CLI-2).

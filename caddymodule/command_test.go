@@ -9,7 +9,7 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/client"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // buildTestA2A builds a fresh `caddy a2a` tree as Caddy would.
