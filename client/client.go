@@ -142,13 +142,13 @@ func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastR
 func CardURL(target string) (string, error) {
 	u, err := card.DiscoveryURL(target)
 	if err != nil {
-		return "", Usagef("invalid agent URL %q: want http(s)://host[:port][/path]", redactURL(target))
+		return "", Usagef("invalid agent URL %q: want http(s)://host[:port][/path]", RedactURL(target))
 	}
 	return u, nil
 }
 
-// redactURL drops user info and the query from a URL for messages.
-func redactURL(s string) string {
+// RedactURL drops user info and the query from a URL, for messages.
+func RedactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		if len(s) > 80 {
@@ -175,7 +175,7 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
-		return nil, nil, Usagef("invalid agent URL %q", redactURL(target))
+		return nil, nil, Usagef("invalid agent URL %q", RedactURL(target))
 	}
 	for k, v := range opts.Headers {
 		req.Header[k] = v
@@ -187,14 +187,14 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, nil, transportErr("fetching the agent card from "+redactURL(cardURL), cleanNetErr(err))
+		return nil, nil, transportErr("fetching the agent card from "+RedactURL(cardURL), cleanNetErr(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		if e := authError(resp); e != nil {
 			return nil, nil, e
 		}
-		return nil, nil, protocolf("fetching the agent card from %s: HTTP %d", redactURL(cardURL), resp.StatusCode)
+		return nil, nil, protocolf("fetching the agent card from %s: HTTP %d", RedactURL(cardURL), resp.StatusCode)
 	}
 	raw, err := readLimited(resp.Body, MaxCardSize)
 	if err != nil {
@@ -202,13 +202,13 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	}
 	var card a2a.AgentCard
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil, protocolf("bad agent card at %s: empty response", redactURL(cardURL))
+		return nil, nil, protocolf("bad agent card at %s: empty response", RedactURL(cardURL))
 	}
 	if err := json.Unmarshal(raw, &card); err != nil {
-		return nil, nil, protocolf("bad agent card at %s: %v", redactURL(cardURL), err)
+		return nil, nil, protocolf("bad agent card at %s: %v", RedactURL(cardURL), err)
 	}
 	if card.Name == "" || len(card.SupportedInterfaces) == 0 {
-		return nil, nil, protocolf("bad agent card at %s: no name or no supportedInterfaces (is this an A2A 1.0 agent?)", redactURL(cardURL))
+		return nil, nil, protocolf("bad agent card at %s: no name or no supportedInterfaces (is this an A2A 1.0 agent?)", RedactURL(cardURL))
 	}
 	return &card, raw, nil
 }
@@ -288,7 +288,7 @@ func (c *Client) newRequest(ctx context.Context, method, u string, body any, acc
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return nil, protocolf("bad interface URL %q", redactURL(u))
+		return nil, protocolf("bad interface URL %q", RedactURL(u))
 	}
 	for k, v := range c.opts.Headers {
 		req.Header[k] = v
@@ -314,11 +314,11 @@ func (c *Client) do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			if errors.Is(ctxErr, context.DeadlineExceeded) {
-				return nil, transportErr("request to "+redactURL(req.URL.String())+" timed out", nil)
+				return nil, transportErr("request to "+RedactURL(req.URL.String())+" timed out", nil)
 			}
 			return nil, &Error{Kind: KindInterrupted, Msg: "interrupted"}
 		}
-		return nil, transportErr("request to "+redactURL(req.URL.String()), cleanNetErr(err))
+		return nil, transportErr("request to "+RedactURL(req.URL.String()), cleanNetErr(err))
 	}
 	if e := authError(resp); e != nil {
 		resp.Body.Close()

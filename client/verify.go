@@ -33,7 +33,7 @@ func VerifyCard(ctx context.Context, raw []byte, card *a2a.AgentCard, keyFiles [
 		if !ok {
 			kid, path = "", spec
 		}
-		b, err := readFileLimited(path, jws.MaxJWKSBytes)
+		b, err := ReadFileLimited(path, jws.MaxJWKSBytes)
 		if err != nil {
 			return Usagef("--verify-key %s: %v", path, err)
 		}
@@ -60,11 +60,11 @@ func VerifyCard(ctx context.Context, raw []byte, card *a2a.AgentCard, keyFiles [
 	if jwks != "" {
 		if strings.HasPrefix(jwks, "http://") || strings.HasPrefix(jwks, "https://") {
 			if _, err := jws.Origin(jwks); err != nil {
-				return Usagef("--jwks %q: %v", redactURL(jwks), err)
+				return Usagef("--jwks %q: %v", RedactURL(jwks), err)
 			}
 			v.Remote = append(v.Remote, jws.NewRemoteJWKS(jwks, jws.FetchOptions{Timeout: 15 * time.Second}))
 		} else {
-			b, err := readFileLimited(jwks, jws.MaxJWKSBytes)
+			b, err := ReadFileLimited(jwks, jws.MaxJWKSBytes)
 			if err != nil {
 				return Usagef("--jwks %s: %v", jwks, err)
 			}
@@ -84,9 +84,9 @@ func VerifyCard(ctx context.Context, raw []byte, card *a2a.AgentCard, keyFiles [
 	return nil
 }
 
-// readFileLimited reads a key file of at most limit bytes, checking the
-// size before reading.
-func readFileLimited(path string, limit int64) ([]byte, error) {
+// ReadFileLimited reads a local file of at most limit bytes (it stops
+// reading after limit+1); its errors do not name the path.
+func ReadFileLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, unwrapPathErr(err)

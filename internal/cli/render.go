@@ -1,4 +1,4 @@
-package client
+package cli
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // Mode is how a Renderer writes.
@@ -60,7 +61,7 @@ type Renderer struct {
 // (tool progress, usage) and color enables ANSI styling in ModeTTY.
 func NewRenderer(out, errw io.Writer, mode Mode, ns string, color bool) *Renderer {
 	if ns == "" {
-		ns = DefaultNamespace
+		ns = client.DefaultNamespace
 	}
 	return &Renderer{out: out, err: errw, mode: mode, ns: ns, color: color, lineStart: true,
 		label: "waiting for the agent", streamed: map[string]string{}, artifacts: map[string]bool{}, shownText: map[string]bool{}}
@@ -398,4 +399,42 @@ func (r *Renderer) LastStatusText() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.statusMsg
+}
+
+// textOf joins the text parts of a message.
+func textOf(parts []a2a.Part) string {
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Text != nil {
+			sb.WriteString(*p.Text)
+		}
+	}
+	return sb.String()
+}
+
+// describeParts summarises non-text parts, e.g. "[file a.png image/png, 120 bytes]".
+func describeParts(parts []a2a.Part) []string {
+	var out []string
+	for _, p := range parts {
+		switch p.Kind() {
+		case "raw":
+			out = append(out, fmt.Sprintf("[file %s %s, %d bytes]", orDash(p.Filename), orDash(p.MediaType), len(p.Raw)))
+		case "url":
+			out = append(out, fmt.Sprintf("[file %s %s]", p.URL, orDash(p.MediaType)))
+		case "data":
+			d := string(p.Data)
+			if len(d) > 200 {
+				d = d[:200] + "…"
+			}
+			out = append(out, "[data "+d+"]")
+		}
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

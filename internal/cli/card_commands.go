@@ -1,4 +1,4 @@
-package caddymodule
+package cli
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 	"github.com/caddy-a2a/caddy-a2a/agent/validate"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 func init() {
@@ -126,7 +127,7 @@ func verifierFromFlags(cmd *cobra.Command) (*jws.Verifier, error) {
 		}
 	}
 	for _, p := range files {
-		b, err := readLimited(p, jws.MaxJWKSBytes)
+		b, err := client.ReadFileLimited(p, jws.MaxJWKSBytes)
 		if err != nil {
 			return nil, a2aExit(a2aExitUsage, fmt.Errorf("--jwks-file: %v", err))
 		}
@@ -187,7 +188,7 @@ func loadCardArg(ctx context.Context, arg string, opts validate.FetchOptions) ([
 	if arg == "-" {
 		b, err = io.ReadAll(io.LimitReader(os.Stdin, jws.MaxCardBytes+1))
 	} else {
-		b, err = readLimited(arg, jws.MaxCardBytes)
+		b, err = client.ReadFileLimited(arg, jws.MaxCardBytes)
 	}
 	if err != nil {
 		return nil, a2aExit(a2aExitUsage, fmt.Errorf("reading the card: %v", err))

@@ -1,4 +1,4 @@
-package caddymodule
+package cli
 
 import (
 	"context"
@@ -15,6 +15,12 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/push"
+)
+
+// The queue names of the push config's queue option (PUSH-7).
+const (
+	pushQueueLocal = "local-file"
+	pushQueueRedis = "redis-streams"
 )
 
 // `caddy a2a push dead list|requeue` (PUSH-7): inspect and replay the dead

@@ -1,4 +1,4 @@
-package client
+package cli
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // Stdio is the terminal side of a command.
@@ -34,7 +35,7 @@ type Common struct {
 	// Target is the agent URL (base URL or card URL).
 	Target string
 	// Options configure the client.
-	Options
+	client.Options
 	// JSON selects machine output (NDJSON for streams, one JSON line otherwise).
 	JSON bool
 	// Timeout bounds the whole command (0: none).
@@ -82,17 +83,17 @@ func (c Common) context(ctx context.Context) (context.Context, context.CancelFun
 
 // connect discovers the card, verifies it when keys are given and selects
 // the interface.
-func (c Common) connect(ctx context.Context) (*Client, error) {
-	card, raw, err := FetchCard(ctx, c.Target, c.Options)
+func (c Common) connect(ctx context.Context) (*client.Client, error) {
+	card, raw, err := client.FetchCard(ctx, c.Target, c.Options)
 	if err != nil {
 		return nil, err
 	}
 	if len(c.VerifyKeys) > 0 || c.JWKS != "" {
-		if err := VerifyCard(ctx, raw, card, c.VerifyKeys, c.JWKS, c.Options); err != nil {
+		if err := client.VerifyCard(ctx, raw, card, c.VerifyKeys, c.JWKS, c.Options); err != nil {
 			return nil, err
 		}
 	}
-	return New(card, raw, c.Options)
+	return client.New(card, raw, c.Options)
 }
 
 func (c Common) mode(io Stdio) Mode {
@@ -109,7 +110,7 @@ func (c Common) mode(io Stdio) Mode {
 type CallOptions struct {
 	Common
 	// Message is the user message; Text "" with ReadStdin reads it from In.
-	Message MessageInput
+	Message client.MessageInput
 	// ReadStdin reads the message text from stdin when Text is empty.
 	ReadStdin bool
 	// NoStream uses SendMessage instead of SendStreamingMessage.
@@ -126,10 +127,10 @@ func Call(ctx context.Context, o CallOptions, sio Stdio) error {
 	if o.Message.Text == "" && o.ReadStdin {
 		if sio.InTTY {
 			if len(o.Message.Files) == 0 && o.Message.Data == "" {
-				return Usagef("no message: give MESSAGE as an argument or pipe it on stdin")
+				return client.Usagef("no message: give MESSAGE as an argument or pipe it on stdin")
 			}
 		} else if sio.In != nil {
-			t, err := ReadMessage(sio.In)
+			t, err := client.ReadMessage(sio.In)
 			if err != nil {
 				return err
 			}
@@ -139,7 +140,7 @@ func Call(ctx context.Context, o CallOptions, sio Stdio) error {
 	if o.Message.Namespace == "" {
 		o.Message.Namespace = o.Namespace
 	}
-	msg, err := BuildMessage(o.Message)
+	msg, err := client.BuildMessage(o.Message)
 	if err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func Call(ctx context.Context, o CallOptions, sio Stdio) error {
 }
 
 // stream runs a streaming operation, handling Ctrl-C.
-func stream(ctx context.Context, cl *Client, o Common, r *Renderer, sio Stdio, cancelOnInterrupt bool, run func(context.Context, func(a2a.StreamResponse) error) error) error {
+func stream(ctx context.Context, cl *client.Client, o Common, r *Renderer, sio Stdio, cancelOnInterrupt bool, run func(context.Context, func(a2a.StreamResponse) error) error) error {
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	interrupted := make(chan struct{})
@@ -220,17 +221,17 @@ func stream(ctx context.Context, cl *Client, o Common, r *Renderer, sio Stdio, c
 	}
 	r.Finish()
 	if r.TaskID != "" && !r.State.Terminal() && !r.State.Interrupted() {
-		return &Error{Kind: KindTransport, Msg: fmt.Sprintf("the stream ended before task %s finished (state %s); follow it with: caddy a2a task subscribe %s %s",
-			r.TaskID, StateName(r.State), redactURL(o.Target), r.TaskID)}
+		return &client.Error{Kind: client.KindTransport, Msg: fmt.Sprintf("the stream ended before task %s finished (state %s); follow it with: caddy a2a task subscribe %s %s",
+			r.TaskID, StateName(r.State), client.RedactURL(o.Target), r.TaskID)}
 	}
 	return outcome(r, o.Target)
 }
 
 // onInterrupt cancels the task when asked to (flag or TTY prompt).
-func onInterrupt(ctx context.Context, cl *Client, o Common, r *Renderer, sio Stdio, cancelOnInterrupt bool) error {
+func onInterrupt(ctx context.Context, cl *client.Client, o Common, r *Renderer, sio Stdio, cancelOnInterrupt bool) error {
 	id := r.TaskID
 	if id == "" || r.State.Terminal() {
-		return &Error{Kind: KindInterrupted, Msg: "interrupted"}
+		return &client.Error{Kind: client.KindInterrupted, Msg: "interrupted"}
 	}
 	doCancel := cancelOnInterrupt
 	if !doCancel && sio.InTTY && sio.ErrTTY && sio.In != nil {
@@ -250,15 +251,15 @@ func onInterrupt(ctx context.Context, cl *Client, o Common, r *Renderer, sio Std
 		}
 	}
 	if !doCancel {
-		return &Error{Kind: KindInterrupted, Msg: fmt.Sprintf("interrupted; task %s keeps running (follow it with: caddy a2a task subscribe %s %s)", id, redactURL(o.Target), id)}
+		return &client.Error{Kind: client.KindInterrupted, Msg: fmt.Sprintf("interrupted; task %s keeps running (follow it with: caddy a2a task subscribe %s %s)", id, client.RedactURL(o.Target), id)}
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	t, err := cl.CancelTask(cctx, id)
 	if err != nil {
-		return &Error{Kind: KindInterrupted, Msg: "interrupted; canceling task " + id + " failed", Err: err}
+		return &client.Error{Kind: client.KindInterrupted, Msg: "interrupted; canceling task " + id + " failed", Err: err}
 	}
-	return &Error{Kind: KindTask, Msg: fmt.Sprintf("interrupted; task %s is %s", id, StateName(t.Status.State))}
+	return &client.Error{Kind: client.KindTask, Msg: fmt.Sprintf("interrupted; task %s is %s", id, StateName(t.Status.State))}
 }
 
 // outcome maps the final state onto the exit code.
@@ -267,14 +268,14 @@ func outcome(r *Renderer, target string) error {
 	case a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected:
 		msg := fmt.Sprintf("task %s %s", r.TaskID, StateName(r.State))
 		if t := r.LastStatusText(); t != "" && r.mode == ModeJSON {
-			msg += ": " + oneLine(t, 200)
+			msg += ": " + shortLine(t, 200)
 		}
-		return &Error{Kind: KindTask, Msg: msg}
+		return &client.Error{Kind: client.KindTask, Msg: msg}
 	}
 	return nil
 }
 
-func oneLine(s string, max int) string {
+func shortLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > max {
 		s = s[:max] + "…"
@@ -380,12 +381,12 @@ func TaskSubscribe(ctx context.Context, o Common, id string, cancelOnInterrupt b
 func CardGet(ctx context.Context, o Common, raw bool, sio Stdio) error {
 	ctx, cancel := o.context(ctx)
 	defer cancel()
-	card, b, err := FetchCard(ctx, o.Target, o.Options)
+	card, b, err := client.FetchCard(ctx, o.Target, o.Options)
 	if err != nil {
 		return err
 	}
 	if len(o.VerifyKeys) > 0 || o.JWKS != "" {
-		if err := VerifyCard(ctx, b, card, o.VerifyKeys, o.JWKS, o.Options); err != nil {
+		if err := client.VerifyCard(ctx, b, card, o.VerifyKeys, o.JWKS, o.Options); err != nil {
 			return err
 		}
 	}
@@ -476,4 +477,14 @@ func PushDelete(ctx context.Context, o Common, taskID, id string, sio Stdio) err
 	}
 	fmt.Fprintf(sio.Out, "deleted push config %s of task %s\n", id, taskID)
 	return nil
+}
+
+// transportErr is a transport failure of the command (exit 3, CLI-2).
+func transportErr(msg string, err error) error {
+	return &client.Error{Kind: client.KindTransport, Msg: msg, Err: err}
+}
+
+// protocolf is a protocol failure of the command (exit 3, CLI-2).
+func protocolf(format string, args ...any) error {
+	return &client.Error{Kind: client.KindProtocol, Msg: fmt.Sprintf(format, args...)}
 }
