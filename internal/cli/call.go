@@ -2,15 +2,12 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -40,38 +37,15 @@ type Common struct {
 	JSON bool
 	// Timeout bounds the whole command (0: none).
 	Timeout time.Duration
-	// VerifyKeys are PEM public key files that must verify the card signature.
-	VerifyKeys []string
-	// JWKS is a JWKS URL or file whose keys must verify the card signature.
-	JWKS string
+	// Trust names the keys the card signature must verify with (none: the
+	// signature is not checked).
+	Trust client.Trust
 	// Namespace is the gateway metadata namespace (default iac_code).
 	Namespace string
 	// ShowSecrets prints push notification tokens and authentication
 	// credentials as the server returned them; by default they are masked
 	// (SecretMask).
 	ShowSecrets bool
-}
-
-// SecretMask replaces a push notification token or credential that is set
-// in the output of the push commands (unless Common.ShowSecrets).
-const SecretMask = "…(set)"
-
-// maskPush returns c with its token and credentials masked unless show.
-func maskPush(c a2a.TaskPushNotificationConfig, show bool) a2a.TaskPushNotificationConfig {
-	if show {
-		return c
-	}
-	if c.Token != "" {
-		c.Token = SecretMask
-	}
-	if c.Authentication != nil {
-		a := *c.Authentication
-		if a.Credentials != "" {
-			a.Credentials = SecretMask
-		}
-		c.Authentication = &a
-	}
-	return c
 }
 
 func (c Common) context(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -88,8 +62,8 @@ func (c Common) connect(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.VerifyKeys) > 0 || c.JWKS != "" {
-		if err := client.VerifyCard(ctx, raw, card, c.VerifyKeys, c.JWKS, c.Options); err != nil {
+	if !c.Trust.Empty() {
+		if err := client.VerifyCard(ctx, raw, c.Trust); err != nil {
 			return nil, err
 		}
 	}
@@ -281,202 +255,6 @@ func shortLine(s string, max int) string {
 		s = s[:max] + "…"
 	}
 	return s
-}
-
-// writeJSON writes v as one line (compact) or indented.
-func writeJSON(w io.Writer, v any, compact bool) error {
-	var b []byte
-	var err error
-	if compact {
-		b, err = json.Marshal(v)
-	} else {
-		b, err = json.MarshalIndent(v, "", "  ")
-	}
-	if err != nil {
-		return transportErr("encoding output", err)
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
-}
-
-// TaskGet prints one task.
-func TaskGet(ctx context.Context, o Common, id string, historyLength int, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	t, err := cl.GetTask(ctx, id, historyLength)
-	if err != nil {
-		return err
-	}
-	return writeJSON(sio.Out, t, o.JSON)
-}
-
-// TaskList prints tasks: a table, or the ListTasksResponse with --json.
-func TaskList(ctx context.Context, o Common, req a2a.ListTasksRequest, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	resp, err := cl.ListTasks(ctx, &req)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		return writeJSON(sio.Out, resp, true)
-	}
-	tw := tabwriter.NewWriter(sio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATE\tCONTEXT\tUPDATED")
-	for _, t := range resp.Tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, StateName(t.Status.State), t.ContextID, orDash(t.Status.Timestamp))
-	}
-	if err := tw.Flush(); err != nil {
-		return transportErr("writing output", err)
-	}
-	fmt.Fprintf(sio.Err, "%d of %d tasks\n", len(resp.Tasks), resp.TotalSize)
-	if resp.NextPageToken != "" {
-		fmt.Fprintf(sio.Err, "next page: --page-token %s\n", resp.NextPageToken)
-	}
-	return nil
-}
-
-// TaskCancel cancels a task and prints it (--json) or its new state.
-func TaskCancel(ctx context.Context, o Common, id string, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	t, err := cl.CancelTask(ctx, id)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		return writeJSON(sio.Out, t, true)
-	}
-	fmt.Fprintf(sio.Out, "task %s %s\n", t.ID, StateName(t.Status.State))
-	return nil
-}
-
-// TaskSubscribe follows a task's events until it ends or waits for input.
-func TaskSubscribe(ctx context.Context, o Common, id string, cancelOnInterrupt bool, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	r := NewRenderer(sio.Out, sio.Err, o.mode(sio), o.Namespace, sio.Color)
-	return stream(ctx, cl, o, r, sio, cancelOnInterrupt, func(sctx context.Context, fn func(a2a.StreamResponse) error) error {
-		return cl.SubscribeToTask(sctx, id, fn)
-	})
-}
-
-// CardGet prints the agent card: indented, or exactly as served with raw.
-func CardGet(ctx context.Context, o Common, raw bool, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	card, b, err := client.FetchCard(ctx, o.Target, o.Options)
-	if err != nil {
-		return err
-	}
-	if len(o.VerifyKeys) > 0 || o.JWKS != "" {
-		if err := client.VerifyCard(ctx, b, card, o.VerifyKeys, o.JWKS, o.Options); err != nil {
-			return err
-		}
-	}
-	if raw {
-		_, err := sio.Out.Write(b)
-		return err
-	}
-	var buf bytes.Buffer
-	if o.JSON {
-		err = json.Compact(&buf, b)
-	} else {
-		err = json.Indent(&buf, b, "", "  ")
-	}
-	if err != nil {
-		return protocolf("bad agent card: %v", err)
-	}
-	buf.WriteByte('\n')
-	_, err = sio.Out.Write(buf.Bytes())
-	return err
-}
-
-// PushCreate registers a push config on a task and prints it (secrets
-// masked unless o.ShowSecrets).
-func PushCreate(ctx context.Context, o Common, cfg a2a.TaskPushNotificationConfig, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := cl.CreatePushConfig(ctx, &cfg)
-	if err != nil {
-		return err
-	}
-	return writeJSON(sio.Out, maskPush(*out, o.ShowSecrets), o.JSON)
-}
-
-// PushGet prints one push config (secrets masked unless o.ShowSecrets).
-func PushGet(ctx context.Context, o Common, taskID, id string, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := cl.GetPushConfig(ctx, taskID, id)
-	if err != nil {
-		return err
-	}
-	return writeJSON(sio.Out, maskPush(*out, o.ShowSecrets), o.JSON)
-}
-
-// PushList prints the push configs of a task (secrets masked unless
-// o.ShowSecrets).
-func PushList(ctx context.Context, o Common, taskID string, pageSize int, pageToken string, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	out, err := cl.ListPushConfigs(ctx, taskID, pageSize, pageToken)
-	if err != nil {
-		return err
-	}
-	if out.Configs == nil {
-		out.Configs = []a2a.TaskPushNotificationConfig{}
-	}
-	for i, c := range out.Configs {
-		out.Configs[i] = maskPush(c, o.ShowSecrets)
-	}
-	return writeJSON(sio.Out, out, o.JSON)
-}
-
-// PushDelete deletes one push config.
-func PushDelete(ctx context.Context, o Common, taskID, id string, sio Stdio) error {
-	ctx, cancel := o.context(ctx)
-	defer cancel()
-	cl, err := o.connect(ctx)
-	if err != nil {
-		return err
-	}
-	if err := cl.DeletePushConfig(ctx, taskID, id); err != nil {
-		return err
-	}
-	if o.JSON {
-		return writeJSON(sio.Out, map[string]string{"deleted": id, "taskId": taskID}, true)
-	}
-	fmt.Fprintf(sio.Out, "deleted push config %s of task %s\n", id, taskID)
-	return nil
 }
 
 // transportErr is a transport failure of the command (exit 3, CLI-2).

@@ -49,20 +49,20 @@ func TestA2ACommandTree(t *testing.T) {
 	}
 }
 
-// TestA2ASubcommandHook: a function registered with registerA2ASubcommand
+// TestA2ASubcommandHook: a function registered with registerSubcommand
 // can add to an existing parent by name.
 func TestA2ASubcommandHook(t *testing.T) {
 	var ran bool
-	registerA2ASubcommand(func(root *cobra.Command) {
-		a2aChild(root, "card", "Work with Agent Cards").AddCommand(&cobra.Command{
+	registerSubcommand(func(root *cobra.Command) {
+		childCommand(root, "card", "Work with Agent Cards").AddCommand(&cobra.Command{
 			Use: "hooktest", Short: "test",
-			RunE: a2aRunE(func(*cobra.Command, []string) error { ran = true; return client.Usagef("bad hook args") }),
+			RunE: runE(func(*cobra.Command, []string) error { ran = true; return client.Usagef("bad hook args") }),
 		})
 	})
 	defer func() {
-		a2aSubcommandsMu.Lock()
-		a2aSubcommands = a2aSubcommands[:len(a2aSubcommands)-1]
-		a2aSubcommandsMu.Unlock()
+		subcommandsMu.Lock()
+		subcommands = subcommands[:len(subcommands)-1]
+		subcommandsMu.Unlock()
 	}()
 	root, _, errb := buildTestA2A(t)
 	root.SetArgs([]string{"a2a", "card", "hooktest"})
@@ -102,10 +102,10 @@ func TestA2AExitCodes(t *testing.T) {
 			t.Errorf("%v: stderr %q, want one line with %q", c.args, errb.String(), c.line)
 		}
 	}
-	if got := a2aExitCodeOf(&client.Error{Kind: client.KindTask}); got != 1 {
+	if got := exitCodeOf(&client.Error{Kind: client.KindTask}); got != 1 {
 		t.Errorf("task error exit code %d", got)
 	}
-	if got := a2aExitCodeOf(errors.New("x")); got != 3 {
+	if got := exitCodeOf(errors.New("x")); got != 3 {
 		t.Errorf("plain error exit code %d", got)
 	}
 }
