@@ -1,4 +1,4 @@
-package client
+package cli
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // Mode is how a Renderer writes.
@@ -60,7 +61,7 @@ type Renderer struct {
 // (tool progress, usage) and color enables ANSI styling in ModeTTY.
 func NewRenderer(out, errw io.Writer, mode Mode, ns string, color bool) *Renderer {
 	if ns == "" {
-		ns = DefaultNamespace
+		ns = client.DefaultNamespace
 	}
 	return &Renderer{out: out, err: errw, mode: mode, ns: ns, color: color, lineStart: true,
 		label: "waiting for the agent", streamed: map[string]string{}, artifacts: map[string]bool{}, shownText: map[string]bool{}}

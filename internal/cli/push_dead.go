@@ -1,9 +1,8 @@
-package caddymodule
+package cli
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -14,20 +13,27 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
+	"github.com/caddy-a2a/caddy-a2a/client"
 	"github.com/caddy-a2a/caddy-a2a/push"
+)
+
+// The queue names of the push config's queue option (PUSH-7).
+const (
+	pushQueueLocal = "local-file"
+	pushQueueRedis = "redis-streams"
 )
 
 // `caddy a2a push dead list|requeue` (PUSH-7): inspect and replay the dead
 // letters of either queue. The gateway may keep running meanwhile.
 func init() {
-	registerA2ASubcommand(func(root *cobra.Command) {
-		p := a2aChild(root, "push", "Manage push notification configs of tasks")
-		dead := a2aChild(p, "dead", "Inspect and replay dead push deliveries")
-		list := &cobra.Command{Use: "list", Short: "List dead push deliveries, oldest first", Args: cobra.NoArgs, RunE: a2aRunE(runPushDeadList)}
+	registerSubcommand(func(root *cobra.Command) {
+		p := childCommand(root, "push", "Manage push notification configs of tasks")
+		dead := childCommand(p, "dead", "Inspect and replay dead push deliveries")
+		list := &cobra.Command{Use: "list", Short: "List dead push deliveries, oldest first", Args: cobra.NoArgs, RunE: runE(runPushDeadList)}
 		pushQueueFlags(list)
 		list.Flags().Int("limit", 100, "at most this many")
 		list.Flags().Bool("json", false, "one JSON object per line")
-		requeue := &cobra.Command{Use: "requeue DELIVERY_ID | --all", Short: "Queue dead deliveries again (zero attempts, same delivery id)", Args: cobra.MaximumNArgs(1), RunE: a2aRunE(runPushDeadRequeue)}
+		requeue := &cobra.Command{Use: "requeue DELIVERY_ID | --all", Short: "Queue dead deliveries again (zero attempts, same delivery id)", Args: cobra.MaximumNArgs(1), RunE: runE(runPushDeadRequeue)}
 		pushQueueFlags(requeue)
 		requeue.Flags().Bool("all", false, "requeue every dead delivery")
 		dead.AddCommand(list, requeue)
@@ -56,27 +62,27 @@ func openPushQueueCLI(cmd *cobra.Command) (q push.Queue, closeFn func(), err err
 		dir, _ := f.GetString("data-dir")
 		path := filepath.Join(dir, "a2a.db")
 		if _, err := os.Stat(path); err != nil {
-			return nil, nil, a2aExit(a2aExitUsage, errors.New("no a2a.db in the data directory (see --data-dir)"))
+			return nil, nil, usagef("no a2a.db in the data directory (see --data-dir)")
 		}
 		st, err := store.OpenSQLite(path, store.SQLiteOptions{})
 		if err != nil {
-			return nil, nil, a2aExit(a2aExitTransport, err)
+			return nil, nil, exitWith(client.ExitTransport, err)
 		}
 		return push.NewLocalQueue(st, 0), func() { _ = st.Close() }, nil
 	case pushQueueRedis:
 		u, _ := f.GetString("redis-url")
 		if u == "" {
-			return nil, nil, a2aExit(a2aExitUsage, errors.New("--redis-url is required with --queue redis-streams"))
+			return nil, nil, usagef("--redis-url is required with --queue redis-streams")
 		}
 		stream, _ := f.GetString("stream")
 		deadStream, _ := f.GetString("dead-stream")
 		rq, err := push.OpenRedisQueue(push.RedisOptions{URL: u, Stream: stream, DeadStream: deadStream, Consumer: "cli"}, nil, nil)
 		if err != nil {
-			return nil, nil, a2aExit(a2aExitUsage, err)
+			return nil, nil, usagef("%v", err)
 		}
 		return rq, func() { _ = rq.Close() }, nil
 	}
-	return nil, nil, a2aExit(a2aExitUsage, fmt.Errorf("--queue must be %s or %s", pushQueueLocal, pushQueueRedis))
+	return nil, nil, usagef("--queue must be %s or %s", pushQueueLocal, pushQueueRedis)
 }
 
 func runPushDeadList(cmd *cobra.Command, _ []string) error {
@@ -91,7 +97,7 @@ func runPushDeadList(cmd *cobra.Command, _ []string) error {
 	defer cancel()
 	ds, err := q.ListDead(ctx, limit)
 	if err != nil {
-		return a2aExit(a2aExitTransport, fmt.Errorf("listing dead push deliveries: %w", err))
+		return exitWith(client.ExitTransport, fmt.Errorf("listing dead push deliveries: %w", err))
 	}
 	out := cmd.OutOrStdout()
 	for _, d := range ds {
@@ -117,13 +123,13 @@ func runPushDeadList(cmd *cobra.Command, _ []string) error {
 func runPushDeadRequeue(cmd *cobra.Command, args []string) error {
 	all, _ := cmd.Flags().GetBool("all")
 	if all == (len(args) == 1) {
-		return a2aUsagef(cmd, "give either a delivery id or --all")
+		return usagef("give either a delivery id or --all")
 	}
 	id := ""
 	if len(args) == 1 {
 		id = args[0]
 		if id == "" {
-			return a2aUsagef(cmd, "empty delivery id")
+			return usagef("empty delivery id")
 		}
 	}
 	q, closeFn, err := openPushQueueCLI(cmd)
@@ -135,10 +141,10 @@ func runPushDeadRequeue(cmd *cobra.Command, args []string) error {
 	defer cancel()
 	n, err := q.Requeue(ctx, id)
 	if err != nil {
-		return a2aExit(a2aExitTransport, fmt.Errorf("requeueing dead push deliveries: %w", err))
+		return exitWith(client.ExitTransport, fmt.Errorf("requeueing dead push deliveries: %w", err))
 	}
 	if id != "" && n == 0 {
-		return a2aExit(a2aExitTask, fmt.Errorf("no dead delivery %q", id))
+		return exitWith(client.ExitTask, fmt.Errorf("no dead delivery %q", id))
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "requeued %d\n", n)
 	return nil

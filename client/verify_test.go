@@ -49,20 +49,20 @@ func TestVerifyCard(t *testing.T) {
 	}
 	good, bad := writePEM("good.pem", key), writePEM("bad.pem", other)
 	ctx := context.Background()
-	if err := VerifyCard(ctx, raw, &card, []string{good}, "", Options{}); err != nil {
+	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{good}}); err != nil {
 		t.Fatalf("right key: %v", err)
 	}
-	if err := VerifyCard(ctx, raw, &card, []string{"k1=" + good}, "", Options{}); err != nil {
+	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{"k1=" + good}}); err != nil {
 		t.Fatalf("right key with kid: %v", err)
 	}
-	if err := VerifyCard(ctx, raw, &card, []string{bad}, "", Options{}); err == nil || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "signature check failed") {
+	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{bad}}); err == nil || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "signature check failed") {
 		t.Fatalf("wrong key: %v", err)
 	}
 	card.Signatures = nil
-	if err := VerifyCard(ctx, unsigned, &card, []string{good}, "", Options{}); err == nil || !strings.Contains(err.Error(), "not signed") {
+	if err := VerifyCard(ctx, unsigned, Trust{KeyFiles: []string{good}}); err == nil || !strings.Contains(err.Error(), "not signed") {
 		t.Fatalf("unsigned: %v", err)
 	}
-	if err := VerifyCard(ctx, raw, &card, []string{filepath.Join(dir, "missing.pem")}, "", Options{}); ExitCode(err) != ExitUsage {
+	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{filepath.Join(dir, "missing.pem")}}); ExitCode(err) != ExitUsage {
 		t.Fatalf("missing key file: %v", err)
 	}
 }

@@ -1,0 +1,84 @@
+package client
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+)
+
+// Auth holds the credentials the client sends. Empty fields are not sent.
+type Auth struct {
+	// Token is sent as "Authorization: Bearer <token>".
+	Token string
+	// BasicUser and BasicPassword are sent as HTTP Basic credentials.
+	BasicUser     string
+	BasicPassword string
+	// APIKey is sent in the APIKeyHeader header (default X-API-Key).
+	APIKey       string
+	APIKeyHeader string
+}
+
+// AuthFromEnv fills the unset fields of a from the same IACCODE_A2A_*
+// variables the server reads.
+func AuthFromEnv(a Auth, getenv func(string) string) Auth {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	explicit := a.Token != "" || a.BasicUser != "" || a.APIKey != ""
+	if !explicit {
+		a.Token = getenv(auth.EnvToken)
+		a.BasicUser = getenv(auth.EnvBasicUsername)
+		a.BasicPassword = getenv(auth.EnvBasicPassword)
+		a.APIKey = getenv(auth.EnvAPIKey)
+	}
+	if a.APIKeyHeader == "" {
+		a.APIKeyHeader = getenv(auth.EnvAPIKeyHeader)
+	}
+	if a.APIKeyHeader == "" {
+		a.APIKeyHeader = auth.DefaultAPIKeyHeader
+	}
+	return a
+}
+
+// apply sets the credential headers on h.
+func (a Auth) apply(h http.Header) {
+	switch {
+	case a.Token != "":
+		h.Set("Authorization", "Bearer "+a.Token)
+	case a.BasicUser != "":
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.BasicUser+":"+a.BasicPassword)))
+	}
+	if a.APIKey != "" {
+		name := a.APIKeyHeader
+		if name == "" {
+			name = auth.DefaultAPIKeyHeader
+		}
+		h.Set(name, a.APIKey)
+	}
+}
+
+// authError turns 401/403 into an auth error naming the challenge scheme.
+func authError(resp *http.Response) error {
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return nil
+	}
+	msg := fmt.Sprintf("authentication failed (HTTP %d)", resp.StatusCode)
+	if resp.StatusCode == http.StatusForbidden {
+		msg = "access denied (HTTP 403)"
+	}
+	var schemes []string
+	for _, ch := range resp.Header.Values("WWW-Authenticate") {
+		if f := strings.Fields(ch); len(f) > 0 {
+			schemes = append(schemes, f[0])
+		}
+	}
+	if len(schemes) > 0 {
+		msg += ": the server asks for " + strings.Join(schemes, " or ")
+	}
+	msg += "; pass --token, --basic or --api-key (or the IACCODE_A2A_* variables)"
+	return &Error{Kind: KindAuth, Msg: msg}
+}

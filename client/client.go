@@ -1,0 +1,377 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Size limits for what the client reads.
+const (
+	// MaxCardSize bounds an Agent Card document.
+	MaxCardSize = 1 << 20
+	// MaxResponseSize bounds a non-streaming response body.
+	MaxResponseSize = 32 << 20
+	// maxErrorBody bounds the part of an error body that is decoded.
+	maxErrorBody = 64 << 10
+)
+
+// Binding choices for Options.Binding.
+const (
+	BindingAuto    = ""
+	BindingJSONRPC = "jsonrpc"
+	BindingREST    = "rest"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Auth is sent with every request except the card fetch (which is public).
+	Auth Auth
+	// Headers are extra request headers (sent with every request).
+	Headers http.Header
+	// Binding forces "jsonrpc" or "rest"; "" picks the card's first
+	// interface the client speaks.
+	Binding string
+	// HTTPClient is used for requests; nil builds one with dial and TLS
+	// handshake timeouts and no overall timeout (streams are long).
+	HTTPClient *http.Client
+	// UserAgent is sent as User-Agent.
+	UserAgent string
+}
+
+// Client talks to one interface of an agent.
+type Client struct {
+	// Card is the discovered Agent Card.
+	Card *a2a.AgentCard
+	// CardRaw is the card as served.
+	CardRaw []byte
+	// Interface is the selected interface.
+	Interface a2a.AgentInterface
+
+	opts Options
+	hc   *http.Client
+	ids  atomic.Int64
+}
+
+func defaultHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = 10 * time.Second
+	// Redirects are not followed: credentials set for the agent must not
+	// travel to wherever a response points.
+	return &http.Client{Transport: tr, CheckRedirect: noRedirects}
+}
+
+// noRedirects makes a client return redirect responses as they are.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// New returns a client for card over its selected interface.
+func New(card *a2a.AgentCard, raw []byte, opts Options) (*Client, error) {
+	in, err := SelectInterface(card, opts.Binding)
+	if err != nil {
+		return nil, err
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	return &Client{Card: card, CardRaw: raw, Interface: in, opts: opts, hc: hc}, nil
+}
+
+// Dial fetches the card at target and returns a client for it.
+func Dial(ctx context.Context, target string, opts Options) (*Client, error) {
+	card, raw, err := FetchCard(ctx, target, opts)
+	if err != nil {
+		return nil, err
+	}
+	return New(card, raw, opts)
+}
+
+// REST reports whether the client uses the HTTP+JSON binding.
+func (c *Client) REST() bool {
+	return strings.EqualFold(c.Interface.ProtocolBinding, a2a.BindingHTTPJSON)
+}
+
+// Streaming reports whether the card declares streaming support.
+func (c *Client) Streaming() bool {
+	return c.Card.Capabilities.Streaming != nil && *c.Card.Capabilities.Streaming
+}
+
+func (c *Client) newRequest(ctx context.Context, method, u string, body any, accept string) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, Usagef("encoding the request: %v", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, protocolf("bad interface URL %q", RedactURL(u))
+	}
+	for k, v := range c.opts.Headers {
+		req.Header[k] = v
+	}
+	c.opts.Auth.apply(req.Header)
+	req.Header.Set("A2A-Version", a2a.ProtocolVersion)
+	req.Header.Set("Accept", accept)
+	if body != nil {
+		if c.REST() {
+			req.Header.Set("Content-Type", "application/a2a+json")
+		} else {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	if c.opts.UserAgent != "" {
+		req.Header.Set("User-Agent", c.opts.UserAgent)
+	}
+	return req, nil
+}
+
+func (c *Client) do(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctxErr := req.Context().Err(); ctxErr != nil {
+			if errors.Is(ctxErr, context.DeadlineExceeded) {
+				return nil, transportErr("request to "+RedactURL(req.URL.String())+" timed out", nil)
+			}
+			return nil, &Error{Kind: KindInterrupted, Msg: "interrupted"}
+		}
+		return nil, transportErr("request to "+RedactURL(req.URL.String()), cleanNetErr(err))
+	}
+	if e := authError(resp); e != nil {
+		resp.Body.Close()
+		return nil, e
+	}
+	return resp, nil
+}
+
+// cleanNetErr drops the repeated method and URL from *url.Error.
+func cleanNetErr(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
+}
+
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("response larger than %d bytes", limit)
+	}
+	return b, nil
+}
+
+// ---- JSON-RPC ----
+
+type rpcRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+type rpcWireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *rpcWireError   `json:"error"`
+}
+
+// toA2A converts a wire error, keeping ErrorInfo metadata.
+func (w *rpcWireError) toA2A() *a2a.Error {
+	e := &a2a.Error{Code: w.Code, Message: w.Message}
+	var details []struct {
+		Type     string            `json:"@type"`
+		Reason   string            `json:"reason"`
+		Metadata map[string]string `json:"metadata"`
+	}
+	if json.Unmarshal(w.Data, &details) == nil {
+		for _, d := range details {
+			if len(d.Metadata) > 0 {
+				e.Metadata = d.Metadata
+			}
+		}
+	}
+	if e.Message == "" {
+		e.Message = "(no message)"
+	}
+	return e
+}
+
+func (c *Client) rpc(ctx context.Context, method string, params, out any) error {
+	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, rpcRequest{JSONRPC: "2.0", ID: c.ids.Add(1), Method: method, Params: params}, "application/json")
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return decodeRPC(method, resp, out)
+}
+
+func decodeRPC(method string, resp *http.Response, out any) error {
+	body, err := readLimited(resp.Body, MaxResponseSize)
+	if err != nil {
+		return transportErr(method+": reading the response", err)
+	}
+	var r rpcResponse
+	if err := json.Unmarshal(body, &r); err != nil || (r.Result == nil && r.Error == nil) {
+		if resp.StatusCode/100 != 2 {
+			return protocolf("%s failed: HTTP %d %s", method, resp.StatusCode, http.StatusText(resp.StatusCode))
+		}
+		return protocolf("%s: the server did not answer with a JSON-RPC response", method)
+	}
+	if r.Error != nil {
+		return rpcErr(method, r.Error.toA2A())
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(r.Result, out); err != nil {
+		return protocolf("%s: bad result: %v", method, err)
+	}
+	return nil
+}
+
+// ---- streaming ----
+
+// SendStreamingMessage sends a message and calls fn for each event until the
+// stream ends (nil), fn returns an error, or ctx ends.
+func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, fn func(a2a.StreamResponse) error) error {
+	c.setTenant(&req.Tenant)
+	if c.REST() {
+		return c.streamREST(ctx, a2a.MethodSendStreamingMessage, "/message:stream", req, fn)
+	}
+	return c.streamRPC(ctx, a2a.MethodSendStreamingMessage, req, fn)
+}
+
+// SubscribeToTask streams the events of an existing task.
+func (c *Client) SubscribeToTask(ctx context.Context, id string, fn func(a2a.StreamResponse) error) error {
+	if c.REST() {
+		return c.streamREST(ctx, a2a.MethodSubscribeToTask, "/tasks/"+url.PathEscape(id)+":subscribe", struct{}{}, fn)
+	}
+	return c.streamRPC(ctx, a2a.MethodSubscribeToTask, a2a.SubscribeToTaskRequest{ID: id, Tenant: c.Interface.Tenant}, fn)
+}
+
+func isEventStream(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+func (c *Client) streamRPC(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
+	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, rpcRequest{JSONRPC: "2.0", ID: c.ids.Add(1), Method: method, Params: params}, "text/event-stream, application/json")
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if !isEventStream(resp) {
+		if err := decodeRPC(method, resp, nil); err != nil {
+			return err
+		}
+		return protocolf("%s: the server answered without an event stream", method)
+	}
+	return readStream(ctx, method, resp.Body, func(data []byte) error {
+		var r rpcResponse
+		if err := json.Unmarshal(data, &r); err != nil {
+			return protocolf("%s: bad stream event: %v", method, err)
+		}
+		if r.Error != nil {
+			return rpcErr(method, r.Error.toA2A())
+		}
+		return decodeEvent(method, r.Result, fn)
+	})
+}
+
+func (c *Client) streamREST(ctx context.Context, method, path string, body any, fn func(a2a.StreamResponse) error) error {
+	req, err := c.newRequest(ctx, http.MethodPost, c.restURL(path, nil), body, "text/event-stream, application/json")
+	if err != nil {
+		return err
+	}
+	resp, err := c.do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if !isEventStream(resp) {
+		b, _ := readLimited(resp.Body, maxErrorBody)
+		if resp.StatusCode/100 != 2 {
+			return restErr(method, resp.StatusCode, b)
+		}
+		return protocolf("%s: the server answered without an event stream", method)
+	}
+	return readStream(ctx, method, resp.Body, func(data []byte) error {
+		var st restStatus
+		if json.Unmarshal(data, &st) == nil && st.Error != nil {
+			return restErr(method, st.Error.Code, data)
+		}
+		return decodeEvent(method, data, fn)
+	})
+}
+
+func decodeEvent(method string, data []byte, fn func(a2a.StreamResponse) error) error {
+	var ev a2a.StreamResponse
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return protocolf("%s: bad stream event: %v", method, err)
+	}
+	if ev.Task == nil && ev.Message == nil && ev.StatusUpdate == nil && ev.ArtifactUpdate == nil {
+		return protocolf("%s: stream event holds no task, message, statusUpdate or artifactUpdate", method)
+	}
+	return fn(ev)
+}
+
+func readStream(ctx context.Context, method string, body io.Reader, each func([]byte) error) error {
+	sr := NewSSEReader(body)
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return transportErr(method+": timed out", nil)
+				}
+				return &Error{Kind: KindInterrupted, Msg: "interrupted"}
+			}
+			if errors.Is(err, ErrSSETooLarge) {
+				return protocolf("%s: %v", method, err)
+			}
+			return transportErr(method+": stream broken", err)
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue
+		}
+		if err := each(ev.Data); err != nil {
+			return err
+		}
+	}
+}

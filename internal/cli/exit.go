@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+
+	"github.com/caddy-a2a/caddy-a2a/client"
+)
+
+// The exit codes of `caddy a2a` (CLI-2) are those of the client library:
+// client.ExitOK, ExitTask, ExitUsage, ExitTransport and ExitInterrupted.
+
+// usagef returns a usage error: bad flags, arguments or local input (exit
+// client.ExitUsage). It is the one kind of usage error of the CLI, the same
+// the client library returns for bad local input.
+func usagef(format string, args ...any) error {
+	return client.Usagef(format, args...)
+}
+
+// exitError is a failure with an exit code of its own that is not a usage
+// error (a card with errors, a signature that does not verify: 1); the
+// message is printed as one line.
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+// exitWith wraps err with an exit code.
+func exitWith(code int, err error) error { return &exitError{Code: code, Err: err} }
+
+// exitCodeOf maps err to an exit code: an exitError (anywhere in the chain)
+// decides; an ExitCoder (the client package's errors, usage errors
+// included) next; otherwise 3 (transport), since unclassified failures of
+// the client are I/O failures.
+func exitCodeOf(err error) int {
+	if err == nil {
+		return client.ExitOK
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee.Code
+	}
+	if ec, ok := errors.AsType[interface {
+		error
+		ExitCode() int
+	}](err); ok {
+		return ec.ExitCode()
+	}
+	return client.ExitTransport
+}
+
+// runE adapts fn into a cobra RunE that prints one clear error line on
+// stderr ("caddy a2a: <message>") and exits with the code of the error (see
+// exitCodeOf). Use it for every command of `caddy a2a`.
+func runE(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		return finish(cmd, fn(cmd, args))
+	}
+}
+
+// finish prints err (if any) as one line and turns it into what Caddy's
+// Main needs to exit with the right code. Caddy hides the text of errors
+// with exit codes above 1 and formats the others as log lines, so the
+// message is always printed here and the error returned to cobra is
+// silenced.
+func finish(cmd *cobra.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	code := exitCodeOf(err)
+	var silent *exitError
+	if !(errors.As(err, &silent) && silent.Err == nil) {
+		fmt.Fprintf(stderr(cmd), "caddy a2a: %s\n", oneLine(err.Error()))
+	}
+	cmd.SilenceErrors = true
+	cmd.SilenceUsage = true
+	if r := cmd.Root(); r != nil {
+		r.SilenceErrors = true
+	}
+	if code <= 1 {
+		// Caddy's Main exits 1 for any error that is not its own exit error.
+		return errors.New("failed")
+	}
+	// Only caddycmd can build the error type its Main reads the exit code
+	// from; with a nil error it logs nothing.
+	return caddycmd.WrapCommandFuncForCobra(func(caddycmd.Flags) (int, error) {
+		return code, nil
+	})(cmd, nil)
+}
+
+// stderr is where error lines go: the command's configured error writer
+// (tests set it) or os.Stderr.
+func stderr(cmd *cobra.Command) io.Writer {
+	if cmd == nil {
+		return os.Stderr
+	}
+	return cmd.ErrOrStderr()
+}
+
+// oneLine collapses a multi-line message to a single line.
+func oneLine(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
