@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // TooLargeError reports input beyond its limit.
@@ -25,7 +26,11 @@ func IsTooLarge(err error) bool {
 // ReadAll reads r to its end, at most limit bytes. Input beyond limit is a
 // *TooLargeError; at most limit+1 bytes are read to find out.
 func ReadAll(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	n := limit
+	if n < math.MaxInt64 {
+		n++
+	}
+	b, err := io.ReadAll(io.LimitReader(r, n))
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +69,7 @@ func (l *Reader) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	// Ask for one byte beyond the limit to tell "ended" from "too long".
-	if int64(len(p)) > l.left+1 {
+	if l.left < int64(len(p)) {
 		p = p[:l.left+1]
 	}
 	n, err := l.r.Read(p)
