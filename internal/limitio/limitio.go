@@ -15,6 +15,7 @@ type TooLargeError struct {
 	Limit int64
 }
 
+// Error implements error.
 func (e *TooLargeError) Error() string { return fmt.Sprintf("larger than %d bytes", e.Limit) }
 
 // IsTooLarge reports whether err is (or wraps) a *TooLargeError.
