@@ -11,96 +11,43 @@ import (
 	"reflect"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
-// rpcEnvelope is a JSON-RPC 2.0 request as received; every member is kept
-// raw so that wrong types become Invalid Request instead of a decode error.
-type rpcEnvelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-}
+var nullID = jsonrpc.NullID()
 
-// rpcError is the error member of a JSON-RPC response.
-type rpcError struct {
-	Code    int              `json:"code"`
-	Message string           `json:"message"`
-	Data    []map[string]any `json:"data,omitempty"`
-}
-
-type rpcResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
-var nullID = json.RawMessage("null")
-
-func toRPCError(err error) *rpcError {
+// toRPCError renders an error as a JSON-RPC error member whose data holds
+// its ErrorInfo (and BadRequest) details.
+func toRPCError(err error) *jsonrpc.Error {
 	ae := asA2AError(err)
-	return &rpcError{Code: ae.Code, Message: ae.Message, Data: ae.Details()}
+	e := &jsonrpc.Error{Code: ae.Code, Message: ae.Message}
+	if d := ae.Details(); len(d) > 0 {
+		if b, merr := json.Marshal(d); merr == nil {
+			e.Data = b
+		}
+	}
+	return e
 }
 
-// rpcCall is one parsed request of a single or batch call.
-type rpcCall struct {
-	id           json.RawMessage // nil for a notification
-	method       string
-	params       json.RawMessage
-	notification bool
-}
-
-// parseCall validates the envelope of one request.
-func parseCall(raw json.RawMessage) (rpcCall, *rpcError) {
-	var env rpcEnvelope
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return rpcCall{id: nullID}, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the request must be a JSON object"))
-	}
-	if err := json.Unmarshal(trimmed, &env); err != nil {
-		return rpcCall{id: nullID}, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the request must be a JSON object"))
-	}
-	call := rpcCall{id: env.ID, params: env.Params}
-	if env.ID == nil {
-		call.notification = true
-	} else if !validRPCID(env.ID) {
-		call.id = nullID
-		return call, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
-	}
-	if string(bytes.TrimSpace(env.JSONRPC)) != `"2.0"` {
-		call.notification = false
-		if call.id == nil {
-			call.id = nullID
-		}
-		return call, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`))
-	}
-	if err := json.Unmarshal(env.Method, &call.method); err != nil || call.method == "" {
-		call.notification = false
-		if call.id == nil {
-			call.id = nullID
-		}
-		return call, toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: method must be a non-empty string"))
+// parseCall validates the envelope of one request (jsonrpc.ParseCall),
+// with its failure as an A2A error.
+func parseCall(raw json.RawMessage) (jsonrpc.Call, *jsonrpc.Error) {
+	call, perr := jsonrpc.ParseCall(raw)
+	if perr != nil {
+		return call, toRPCError(a2a.NewError(perr.Code, "%s", perr.Message))
 	}
 	return call, nil
 }
 
-func validRPCID(id json.RawMessage) bool {
-	id = bytes.TrimSpace(id)
-	if len(id) == 0 {
-		return false
+// rpcResult encodes a result member; a value that cannot be encoded is
+// an internal error.
+func rpcResult(id json.RawMessage, res any) jsonrpc.Response {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return jsonrpc.Response{ID: id, Error: toRPCError(a2a.ErrInternal())}
 	}
-	switch id[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
-	case 'n':
-		return string(id) == "null"
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		var n json.Number
-		return json.Unmarshal(id, &n) == nil
-	}
-	return false
+	return jsonrpc.Response{ID: id, Result: b}
 }
 
 // serveJSONRPC answers a JSON-RPC POST (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4).
@@ -130,7 +77,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 	}
 	call, perr := parseCall(trimmed)
 	if perr != nil {
-		h.writeRPCError(w, call.id, call.method, perr)
+		h.writeRPCError(w, call.ID, call.Method, perr)
 		return
 	}
 	if err := h.precheck(w, r); err != nil {
@@ -138,11 +85,11 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		return
 	}
 	ctx := WithRequest(r.Context(), r)
-	switch call.method {
+	switch call.Method {
 	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
 		st, err := h.openStream(ctx, principal, call)
-		h.svc.cfg.Metrics.request(BindingJSONRPC, call.method, err)
-		if call.notification {
+		h.svc.cfg.Metrics.request(BindingJSONRPC, call.Method, err)
+		if call.Notification {
 			// Nobody listens: the turn (if one started) runs on; no body.
 			if err == nil {
 				if rs, ok := st.(*runStream); ok {
@@ -157,16 +104,15 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 			writeRPC(w, buildResponse(call, nil, err)) // counted above
 			return
 		}
-		sw := startSSE(w)
-		id := call.id
+		sw := sse.Start(w)
+		id := call.ID
 		if id == nil {
 			id = nullID
 		}
 		h.pump(ctx, sw, st, func(ev any) []byte {
-			b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Result: ev})
-			if err != nil {
-				b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Error: toRPCError(a2a.ErrInternal())})
-			}
+			resp := rpcResult(id, ev)
+			resp.JSONRPC = jsonrpc.Version
+			b, _ := json.Marshal(resp)
 			return b
 		})
 		return
@@ -185,23 +131,23 @@ func (h *Handler) precheck(w http.ResponseWriter, r *http.Request) error {
 
 // answer counts a single call and writes its response (nothing for a
 // notification).
-func (h *Handler) answer(w http.ResponseWriter, call rpcCall, res any, err error) {
-	h.svc.cfg.Metrics.request(BindingJSONRPC, call.method, err)
-	if call.notification {
+func (h *Handler) answer(w http.ResponseWriter, call jsonrpc.Call, res any, err error) {
+	h.svc.cfg.Metrics.request(BindingJSONRPC, call.Method, err)
+	if call.Notification {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	writeRPC(w, buildResponse(call, res, err))
 }
 
-func buildResponse(call rpcCall, res any, err error) rpcResponse {
+func buildResponse(call jsonrpc.Call, res any, err error) jsonrpc.Response {
 	if err != nil {
-		return rpcResponse{ID: call.id, Error: toRPCError(err)}
+		return jsonrpc.Response{ID: call.ID, Error: toRPCError(err)}
 	}
 	if res == nil {
 		res = struct{}{}
 	}
-	return rpcResponse{ID: call.id, Result: res}
+	return rpcResult(call.ID, res)
 }
 
 // serveBatch handles a JSON-RPC batch: each call in turn, streaming
@@ -218,30 +164,30 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 	}
 	pre := h.precheck(w, r)
 	ctx := WithRequest(r.Context(), r)
-	var out []rpcResponse
+	var out []jsonrpc.Response
 	for _, item := range items {
 		call, perr := parseCall(item)
 		if perr != nil {
-			h.svc.cfg.Metrics.requestCode(BindingJSONRPC, call.method, perr.Code)
-			out = append(out, rpcResponse{JSONRPC: "2.0", ID: call.id, Error: perr})
+			h.svc.cfg.Metrics.requestCode(BindingJSONRPC, call.Method, perr.Code)
+			out = append(out, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: call.ID, Error: perr})
 			continue
 		}
 		var res any
 		err := pre
 		if err == nil {
-			switch call.method {
+			switch call.Method {
 			case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
 				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
 			default:
 				res, err = h.dispatch(ctx, principal, call)
 			}
 		}
-		h.svc.cfg.Metrics.request(BindingJSONRPC, call.method, err)
-		if call.notification {
+		h.svc.cfg.Metrics.request(BindingJSONRPC, call.Method, err)
+		if call.Notification {
 			continue
 		}
 		resp := buildResponse(call, res, err)
-		resp.JSONRPC = "2.0"
+		resp.JSONRPC = jsonrpc.Version
 		out = append(out, resp)
 	}
 	if len(out) == 0 {
@@ -250,7 +196,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		writeRPC(w, rpcResponse{ID: nullID, Error: toRPCError(a2a.ErrInternal())})
+		writeRPC(w, jsonrpc.Response{ID: nullID, Error: toRPCError(a2a.ErrInternal())})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -317,54 +263,54 @@ func sanitizeDecodeError(err error) string {
 }
 
 // dispatch runs a non-streaming method.
-func (h *Handler) dispatch(ctx context.Context, principal string, call rpcCall) (any, error) {
+func (h *Handler) dispatch(ctx context.Context, principal string, call jsonrpc.Call) (any, error) {
 	s := h.svc
-	switch call.method {
+	switch call.Method {
 	case a2a.MethodSendMessage:
 		var req a2a.SendMessageRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.SendMessage(ctx, principal, &req)
 	case a2a.MethodGetTask:
 		var req a2a.GetTaskRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.GetTask(ctx, principal, &req)
 	case a2a.MethodListTasks:
 		var req a2a.ListTasksRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.ListTasks(ctx, principal, &req)
 	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.CancelTask(ctx, principal, &req)
 	case a2a.MethodCreatePushConfig:
 		var req a2a.TaskPushNotificationConfig
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.CreateTaskPushNotificationConfig(ctx, principal, &req)
 	case a2a.MethodGetPushConfig:
 		var req a2a.GetTaskPushNotificationConfigRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.GetTaskPushNotificationConfig(ctx, principal, &req)
 	case a2a.MethodListPushConfigs:
 		var req a2a.ListTaskPushNotificationConfigsRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.ListTaskPushNotificationConfigs(ctx, principal, &req)
 	case a2a.MethodDeletePushConfig:
 		var req a2a.DeleteTaskPushNotificationConfigRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.DeleteTaskPushNotificationConfig(ctx, principal, &req)
@@ -374,10 +320,10 @@ func (h *Handler) dispatch(ctx context.Context, principal string, call rpcCall) 
 		var req struct {
 			Tenant string `json:"tenant"`
 		}
-		_ = decodeParams(call.params, &req)
+		_ = decodeParams(call.Params, &req)
 		return s.GetExtendedAgentCard(ctx, principal, req.Tenant)
 	}
-	return nil, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.method)}
+	return nil, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.Method)}
 }
 
 func truncateMethod(m string) string {
@@ -388,16 +334,16 @@ func truncateMethod(m string) string {
 }
 
 // openStream starts a streaming method; errors come before any SSE output.
-func (h *Handler) openStream(ctx context.Context, principal string, call rpcCall) (Stream, error) {
-	if call.method == a2a.MethodSendStreamingMessage {
+func (h *Handler) openStream(ctx context.Context, principal string, call jsonrpc.Call) (Stream, error) {
+	if call.Method == a2a.MethodSendStreamingMessage {
 		var req a2a.SendMessageRequest
-		if err := decodeParams(call.params, &req); err != nil {
+		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return h.svc.SendStreamingMessage(ctx, principal, &req)
 	}
 	var req a2a.SubscribeToTaskRequest
-	if err := decodeParams(call.params, &req); err != nil {
+	if err := decodeParams(call.Params, &req); err != nil {
 		return nil, err
 	}
 	return h.svc.SubscribeToTask(ctx, principal, &req)
@@ -405,19 +351,19 @@ func (h *Handler) openStream(ctx context.Context, principal string, call rpcCall
 
 // writeRPCError counts a request refused before it reached a method (method
 // "" when it could not be read) and writes the error.
-func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *rpcError) {
+func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *jsonrpc.Error) {
 	h.svc.cfg.Metrics.requestCode(BindingJSONRPC, method, e.Code)
-	writeRPC(w, rpcResponse{ID: id, Error: e})
+	writeRPC(w, jsonrpc.Response{ID: id, Error: e})
 }
 
-func writeRPC(w http.ResponseWriter, resp rpcResponse) {
-	resp.JSONRPC = "2.0"
+func writeRPC(w http.ResponseWriter, resp jsonrpc.Response) {
+	resp.JSONRPC = jsonrpc.Version
 	if resp.ID == nil {
 		resp.ID = nullID
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {
-		b, _ = json.Marshal(rpcResponse{JSONRPC: "2.0", ID: nullID, Error: toRPCError(a2a.ErrInternal())})
+		b, _ = json.Marshal(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: nullID, Error: toRPCError(a2a.ErrInternal())})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // restRoute is a parsed HTTP+JSON path: the operation and its path values.
@@ -236,7 +237,7 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, opti
 
 // pumpREST streams events as SSE whose data lines are bare StreamResponses.
 func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st Stream) {
-	sw := startSSE(w)
+	sw := sse.Start(w)
 	h.pump(ctx, sw, st, func(ev any) []byte {
 		b, err := json.Marshal(ev)
 		if err != nil {

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Size limits for what the client reads.
@@ -167,41 +170,20 @@ func cleanNetErr(err error) error {
 	return err
 }
 
+// readLimited reads r to its end, at most limit bytes.
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
+	b, err := limitio.ReadAll(r, limit)
+	if limitio.IsTooLarge(err) {
 		return nil, fmt.Errorf("response larger than %d bytes", limit)
 	}
-	return b, nil
+	return b, err
 }
 
 // ---- JSON-RPC ----
 
-type rpcRequest struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      int64  `json:"id"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
-}
-
-type rpcWireError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-type rpcResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-	Error   *rpcWireError   `json:"error"`
-}
-
-// toA2A converts a wire error, keeping ErrorInfo metadata.
-func (w *rpcWireError) toA2A() *a2a.Error {
+// wireToA2A converts a JSON-RPC error member (or a REST error body in its
+// shape), keeping ErrorInfo metadata.
+func wireToA2A(w *jsonrpc.Error) *a2a.Error {
 	e := &a2a.Error{Code: w.Code, Message: w.Message}
 	var details []struct {
 		Type     string            `json:"@type"`
@@ -222,7 +204,7 @@ func (w *rpcWireError) toA2A() *a2a.Error {
 }
 
 func (c *Client) rpc(ctx context.Context, method string, params, out any) error {
-	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, rpcRequest{JSONRPC: "2.0", ID: c.ids.Add(1), Method: method, Params: params}, "application/json")
+	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), "application/json")
 	if err != nil {
 		return err
 	}
@@ -239,7 +221,7 @@ func decodeRPC(method string, resp *http.Response, out any) error {
 	if err != nil {
 		return transportErr(method+": reading the response", err)
 	}
-	var r rpcResponse
+	var r jsonrpc.Response
 	if err := json.Unmarshal(body, &r); err != nil || (r.Result == nil && r.Error == nil) {
 		if resp.StatusCode/100 != 2 {
 			return protocolf("%s failed: HTTP %d %s", method, resp.StatusCode, http.StatusText(resp.StatusCode))
@@ -247,7 +229,7 @@ func decodeRPC(method string, resp *http.Response, out any) error {
 		return protocolf("%s: the server did not answer with a JSON-RPC response", method)
 	}
 	if r.Error != nil {
-		return rpcErr(method, r.Error.toA2A())
+		return rpcErr(method, wireToA2A(r.Error))
 	}
 	if out == nil {
 		return nil
@@ -280,11 +262,11 @@ func (c *Client) SubscribeToTask(ctx context.Context, id string, fn func(a2a.Str
 
 func isEventStream(resp *http.Response) bool {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return mt == "text/event-stream"
+	return mt == sse.ContentType
 }
 
 func (c *Client) streamRPC(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
-	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, rpcRequest{JSONRPC: "2.0", ID: c.ids.Add(1), Method: method, Params: params}, "text/event-stream, application/json")
+	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), sse.ContentType+", application/json")
 	if err != nil {
 		return err
 	}
@@ -300,19 +282,19 @@ func (c *Client) streamRPC(ctx context.Context, method string, params any, fn fu
 		return protocolf("%s: the server answered without an event stream", method)
 	}
 	return readStream(ctx, method, resp.Body, func(data []byte) error {
-		var r rpcResponse
+		var r jsonrpc.Response
 		if err := json.Unmarshal(data, &r); err != nil {
 			return protocolf("%s: bad stream event: %v", method, err)
 		}
 		if r.Error != nil {
-			return rpcErr(method, r.Error.toA2A())
+			return rpcErr(method, wireToA2A(r.Error))
 		}
 		return decodeEvent(method, r.Result, fn)
 	})
 }
 
 func (c *Client) streamREST(ctx context.Context, method, path string, body any, fn func(a2a.StreamResponse) error) error {
-	req, err := c.newRequest(ctx, http.MethodPost, c.restURL(path, nil), body, "text/event-stream, application/json")
+	req, err := c.newRequest(ctx, http.MethodPost, c.restURL(path, nil), body, sse.ContentType+", application/json")
 	if err != nil {
 		return err
 	}
@@ -346,32 +328,4 @@ func decodeEvent(method string, data []byte, fn func(a2a.StreamResponse) error) 
 		return protocolf("%s: stream event holds no task, message, statusUpdate or artifactUpdate", method)
 	}
 	return fn(ev)
-}
-
-func readStream(ctx context.Context, method string, body io.Reader, each func([]byte) error) error {
-	sr := NewSSEReader(body)
-	for {
-		ev, err := sr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-					return transportErr(method+": timed out", nil)
-				}
-				return &Error{Kind: KindInterrupted, Msg: "interrupted"}
-			}
-			if errors.Is(err, ErrSSETooLarge) {
-				return protocolf("%s: %v", method, err)
-			}
-			return transportErr(method+": stream broken", err)
-		}
-		if len(bytes.TrimSpace(ev.Data)) == 0 {
-			continue
-		}
-		if err := each(ev.Data); err != nil {
-			return err
-		}
-	}
 }

@@ -1,11 +1,9 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,59 +13,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
-
-func TestSSEReader(t *testing.T) {
-	in := ": keep-alive\n\nid: 7\nevent: message\ndata: {\"a\":1}\n\ndata: line1\r\ndata:line2\r\n\r\nretry: 10\ndata: last"
-	r := NewSSEReader(strings.NewReader(in))
-	var got []string
-	for {
-		ev, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, ev.Event+"|"+ev.ID+"|"+string(ev.Data))
-	}
-	want := []string{"message|7|{\"a\":1}", "|7|line1\nline2", "|7|last"}
-	if strings.Join(got, ";") != strings.Join(want, ";") {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-}
-
-func TestSSEReaderLimits(t *testing.T) {
-	r := NewSSEReader(strings.NewReader("data: " + strings.Repeat("x", 100) + "\n\n"))
-	r.maxLine = 50
-	if _, err := r.Next(); !errors.Is(err, ErrSSETooLarge) {
-		t.Fatalf("long line: %v", err)
-	}
-	r = NewSSEReader(strings.NewReader(strings.Repeat("data: xxxxxxxxxx\n", 10) + "\n"))
-	r.maxEvent = 50
-	if _, err := r.Next(); !errors.Is(err, ErrSSETooLarge) {
-		t.Fatalf("big event: %v", err)
-	}
-}
-
-func FuzzSSEReader(f *testing.F) {
-	for _, s := range []string{"data: x\n\n", ":c\n\nevent: e\ndata: a\ndata: b\n\n", "data\r\n\r\n", "id: \x00\ndata: y", "\r\r\n\n"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r := NewSSEReader(bytes.NewReader(b))
-		r.maxLine, r.maxEvent = 64, 128
-		for i := 0; i < len(b)+2; i++ {
-			ev, err := r.Next()
-			if err != nil {
-				return
-			}
-			if len(ev.Data) > 128 {
-				t.Fatalf("event data %d bytes beyond the limit", len(ev.Data))
-			}
-		}
-		t.Fatalf("reader did not reach the end of %d bytes", len(b))
-	})
-}
 
 func TestCardURL(t *testing.T) {
 	for in, want := range map[string]string{

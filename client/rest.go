@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
 // restURL joins the interface URL, the tenant and path.
@@ -37,8 +38,7 @@ type restStatus struct {
 func restErr(method string, status int, body []byte) error {
 	var st restStatus
 	if json.Unmarshal(body, &st) == nil && st.Error != nil {
-		w := &rpcWireError{Message: st.Error.Message, Data: st.Error.Details}
-		e := w.toA2A()
+		e := wireToA2A(&jsonrpc.Error{Message: st.Error.Message, Data: st.Error.Details})
 		e.Code = codeFromDetails(st.Error.Details, status)
 		return rpcErr(method, e)
 	}

@@ -1,119 +1,49 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"errors"
-	"fmt"
 	"io"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
-// Limits of the SSE reader.
-const (
-	// MaxSSELine bounds one line of an event stream.
-	MaxSSELine = 4 << 20
-	// MaxSSEEvent bounds the data of one event (all its data lines).
-	MaxSSEEvent = 16 << 20
-)
+// MaxSSEEvent bounds one server-sent event of a stream: each of its lines
+// and its joined data.
+const MaxSSEEvent = 16 << 20
 
-// ErrSSETooLarge is returned when a line or an event exceeds its limit.
-var ErrSSETooLarge = errors.New("server-sent event too large")
+// ErrSSETooLarge is wrapped by the error for a line or an event beyond
+// MaxSSEEvent.
+var ErrSSETooLarge = sse.ErrTooLarge
 
-// SSEEvent is one dispatched server-sent event.
-type SSEEvent struct {
-	// Event is the event type ("" means "message").
-	Event string
-	// ID is the last event id seen.
-	ID string
-	// Data is the joined data lines.
-	Data []byte
-}
-
-// SSEReader reads server-sent events (text/event-stream) with bounded line
-// and event sizes. Comments, retry and unknown fields are ignored.
-type SSEReader struct {
-	r        *bufio.Reader
-	maxLine  int
-	maxEvent int
-	lastID   string
-}
-
-// NewSSEReader returns a reader with the default limits.
-func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 64<<10), maxLine: MaxSSELine, maxEvent: MaxSSEEvent}
-}
-
-// readLine returns one line without its terminator (LF, CRLF or a lone CR
-// at the end of the buffered line).
-func (s *SSEReader) readLine() ([]byte, error) {
-	var line []byte
+// readStream hands the data of each event of an event stream (events
+// with blank data skipped) to each, until the stream ends (nil), each
+// fails, or the stream breaks.
+func readStream(ctx context.Context, method string, body io.Reader, each func([]byte) error) error {
+	sr := sse.NewReader(body, MaxSSEEvent)
 	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if len(line)+len(chunk) > s.maxLine+2 {
-			return nil, fmt.Errorf("%w: line longer than %d bytes", ErrSSETooLarge, s.maxLine)
-		}
-		line = append(line, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
+		ev, err := sr.Next()
+		if err == io.EOF {
+			return nil
 		}
 		if err != nil {
-			if err == io.EOF && len(line) > 0 {
-				return bytes.TrimRight(line, "\r"), nil
+			if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return transportErr(method+": timed out", nil)
+				}
+				return &Error{Kind: KindInterrupted, Msg: "interrupted"}
 			}
-			return nil, err
+			if errors.Is(err, ErrSSETooLarge) {
+				return protocolf("%s: %v", method, err)
+			}
+			return transportErr(method+": stream broken", err)
 		}
-		line = line[:len(line)-1]
-		return bytes.TrimSuffix(line, []byte("\r")), nil
-	}
-}
-
-// Next returns the next event with data. It returns io.EOF at the end of
-// the stream (an unterminated last event is still dispatched).
-func (s *SSEReader) Next() (SSEEvent, error) {
-	var (
-		data    []byte
-		hasData bool
-		event   string
-	)
-	for {
-		line, err := s.readLine()
-		if err != nil {
-			if err == io.EOF && hasData {
-				return SSEEvent{Event: event, ID: s.lastID, Data: data}, nil
-			}
-			return SSEEvent{}, err
-		}
-		if len(line) == 0 {
-			if hasData {
-				return SSEEvent{Event: event, ID: s.lastID, Data: data}, nil
-			}
-			event = ""
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
 			continue
 		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			value = bytes.TrimPrefix(value, []byte(" "))
-		}
-		switch string(field) {
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			if len(data)+len(value) > s.maxEvent {
-				return SSEEvent{}, fmt.Errorf("%w: event data longer than %d bytes", ErrSSETooLarge, s.maxEvent)
-			}
-			data = append(data, value...)
-			hasData = true
-		case "event":
-			event = string(value)
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				s.lastID = string(value)
-			}
+		if err := each(ev.Data); err != nil {
+			return err
 		}
 	}
 }

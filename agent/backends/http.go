@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // HTTP posts each turn request to an upstream agent service and reads the
@@ -85,9 +87,8 @@ func (h *HTTP) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backe
 		return err
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	lr := newLineReader(resp.Body, h.MaxLineBytes, h.MaxOutputBytes)
-	if mt == "text/event-stream" {
-		return readSSE(ctx, lr, func(data []byte) (bool, error) {
+	if mt == sse.ContentType {
+		return readSSE(ctx, resp.Body, h.MaxLineBytes, h.MaxOutputBytes, func(data []byte) (bool, error) {
 			ev, ok, err := decodeEvent(data)
 			if err != nil || !ok {
 				return false, err
@@ -98,6 +99,7 @@ func (h *HTTP) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backe
 			return ev.Type == backend.EventEnd, nil
 		})
 	}
+	lr := newLineReader(resp.Body, h.MaxLineBytes, h.MaxOutputBytes)
 	for {
 		line, err := lr.next()
 		if err != nil {
@@ -119,44 +121,33 @@ func (h *HTTP) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backe
 	}
 }
 
-// readSSE reads Server-Sent Events, handing the joined data lines of each
-// event to handle until it reports the end of the turn or the body ends.
-func readSSE(ctx context.Context, lr *lineReader, handle func([]byte) (bool, error)) error {
-	var data []byte
-	dispatch := func() (bool, error) {
-		if len(data) == 0 {
-			return false, nil
-		}
-		d := data
-		data = nil
-		return handle(d)
+// readSSE reads the Server-Sent Events of body (internal/sse), each event
+// at most maxEvent bytes and the body at most maxTotal (0: the defaults),
+// handing the data of each event that has any to handle until it reports
+// the end of the turn or the body ends. An event over the limit is
+// errLineTooLong, a body over it errOutputTooLong.
+func readSSE(ctx context.Context, body io.Reader, maxEvent int, maxTotal int64, handle func([]byte) (bool, error)) error {
+	if maxEvent <= 0 {
+		maxEvent = DefaultMaxLineBytes
 	}
+	if maxTotal <= 0 {
+		maxTotal = DefaultMaxOutputBytes
+	}
+	sr := sse.NewReader(limitio.NewReader(body, maxTotal, errOutputTooLong), maxEvent)
 	for {
-		line, err := lr.next()
+		ev, err := sr.Next()
+		if errors.Is(err, sse.ErrTooLarge) {
+			return errLineTooLong
+		}
 		if err != nil {
-			if done, herr := dispatch(); herr != nil || done {
-				return herr
-			}
 			return streamEnd(ctx, err)
 		}
-		if len(line) == 0 {
-			done, err := dispatch()
-			if err != nil || done {
-				return err
-			}
+		if len(ev.Data) == 0 {
 			continue
 		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			v = bytes.TrimPrefix(v, []byte(" "))
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			if len(data)+len(v) > lr.maxLine {
-				return errLineTooLong
-			}
-			data = append(data, v...)
+		if done, err := handle(ev.Data); err != nil || done {
+			return err
 		}
-		// event:, id:, retry: and comments are ignored.
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // Default stream limits of the exec and http backends.
@@ -28,12 +29,11 @@ var (
 )
 
 // lineReader reads newline-terminated lines with a per-line and a total
-// limit; it never buffers more than one line.
+// limit (errOutputTooLong once the stream holds more); it never buffers
+// more than one line.
 type lineReader struct {
-	br       *bufio.Reader
-	maxLine  int
-	maxTotal int64
-	total    int64
+	br      *bufio.Reader
+	maxLine int
 }
 
 func newLineReader(r io.Reader, maxLine int, maxTotal int64) *lineReader {
@@ -43,7 +43,7 @@ func newLineReader(r io.Reader, maxLine int, maxTotal int64) *lineReader {
 	if maxTotal <= 0 {
 		maxTotal = DefaultMaxOutputBytes
 	}
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), maxLine: maxLine, maxTotal: maxTotal}
+	return &lineReader{br: bufio.NewReaderSize(limitio.NewReader(r, maxTotal, errOutputTooLong), 64<<10), maxLine: maxLine}
 }
 
 // next returns the next line without its line ending; io.EOF at the end (a
@@ -52,10 +52,6 @@ func (l *lineReader) next() ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := l.br.ReadSlice('\n')
-		l.total += int64(len(chunk))
-		if l.total > l.maxTotal {
-			return nil, errOutputTooLong
-		}
 		if len(line)+len(chunk) > l.maxLine+2 {
 			return nil, errLineTooLong
 		}

@@ -264,8 +264,7 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit bac
 	}
 	var answer strings.Builder
 	done := false
-	lr := newLineReader(resp.Body, o.MaxLineBytes, o.MaxOutputBytes)
-	err = readSSE(ctx, lr, func(data []byte) (bool, error) {
+	err = readSSE(ctx, resp.Body, o.MaxLineBytes, o.MaxOutputBytes, func(data []byte) (bool, error) {
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			done = true
 			return true, nil

@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -17,6 +16,9 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Fetch limits.
@@ -111,12 +113,12 @@ func Fetch(ctx context.Context, u string, opts FetchOptions) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("fetching %s: status %d", redact(u), resp.StatusCode)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, opts.max()+1))
+	b, err := limitio.ReadAll(resp.Body, opts.max())
+	if limitio.IsTooLarge(err) {
+		return nil, fmt.Errorf("card at %s is larger than %d bytes", redact(u), opts.max())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %v", redact(u), err)
-	}
-	if int64(len(b)) > opts.max() {
-		return nil, fmt.Errorf("card at %s is larger than %d bytes", redact(u), opts.max())
 	}
 	return b, nil
 }
@@ -208,7 +210,8 @@ func Probe(ctx context.Context, raw []byte, opts ProbeOptions) []Finding {
 }
 
 // do sends one request and returns status, content type and a bounded
-// body.
+// body: for an event stream the data of its first event, for anything
+// else the body (nil when it is over the limit).
 func (p *prober) do(ctx context.Context, method, u string, body []byte, accept string) (int, string, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.timeout())
 	defer cancel()
@@ -238,48 +241,53 @@ func (p *prober) do(ctx context.Context, method, u string, body []byte, accept s
 	}
 	defer resp.Body.Close()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "text/event-stream" {
-		return resp.StatusCode, ct, readFirstEvent(resp.Body, p.opts.max()), nil
+	if ct == sse.ContentType {
+		data, err := readFirstEvent(resp.Body, p.opts.max())
+		if err != nil {
+			return resp.StatusCode, ct, nil, fmt.Errorf("reading the event stream: %w", err)
+		}
+		return resp.StatusCode, ct, data, nil
 	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, p.opts.max()))
+	b, err := limitio.ReadAll(resp.Body, p.opts.max())
+	if err != nil {
+		b = nil
+	}
 	return resp.StatusCode, ct, b, nil
 }
 
-// readFirstEvent returns the data of the first SSE event (or nil).
-func readFirstEvent(r io.Reader, max int64) []byte {
-	sc := bufio.NewScanner(io.LimitReader(r, max))
-	sc.Buffer(make([]byte, 64<<10), int(max))
-	var data []byte
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "data:") {
-			data = append(data, strings.TrimSpace(strings.TrimPrefix(line, "data:"))...)
-			continue
+// readFirstEvent returns the data of the first event of an event stream
+// that has any (nil when the stream ends first), reading at most max
+// bytes of the stream (internal/sse).
+func readFirstEvent(r io.Reader, max int64) ([]byte, error) {
+	tooLong := fmt.Errorf("more than %d bytes before the first event", max)
+	sr := sse.NewReader(limitio.NewReader(r, max, tooLong), int(min(max, 1<<30)))
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF {
+			return nil, nil
 		}
-		if line == "" && len(data) > 0 {
-			return data
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(ev.Data)) > 0 {
+			return ev.Data, nil
 		}
 	}
-	return data
 }
 
-type rpcResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+// rpcRequest encodes a JSON-RPC request of the probe (id 1).
+func rpcRequest(method string, params map[string]any) []byte {
+	body, _ := json.Marshal(jsonrpc.NewRequest(1, method, params))
+	return body
 }
 
-func (p *prober) rpc(ctx context.Context, u, method string, params map[string]any, accept string) (int, string, *rpcResponse, error) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	status, ct, b, err := p.do(ctx, http.MethodPost, u, body, accept)
+func (p *prober) rpc(ctx context.Context, u, method string, params map[string]any, accept string) (int, string, *jsonrpc.Response, error) {
+	status, ct, b, err := p.do(ctx, http.MethodPost, u, rpcRequest(method, params), accept)
 	if err != nil {
 		return status, ct, nil, err
 	}
-	var r rpcResponse
-	if json.Unmarshal(b, &r) != nil || r.JSONRPC != "2.0" || (r.Result == nil && r.Error == nil) {
+	var r jsonrpc.Response
+	if json.Unmarshal(b, &r) != nil || r.JSONRPC != jsonrpc.Version || (r.Result == nil && r.Error == nil) {
 		return status, ct, nil, nil
 	}
 	return status, ct, &r, nil
@@ -353,21 +361,20 @@ func (p *prober) probeStreaming(ctx context.Context, rpcURL, restURL, tenant str
 	var data []byte
 	var err error
 	if rpcURL != "" {
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": withTenant(probeMessage(), tenant)})
-		status, ct, data, err = p.do(ctx, http.MethodPost, rpcURL, body, "text/event-stream")
+		status, ct, data, err = p.do(ctx, http.MethodPost, rpcURL, rpcRequest("SendStreamingMessage", withTenant(probeMessage(), tenant)), sse.ContentType)
 	} else {
 		body, _ := json.Marshal(probeMessage())
-		status, ct, data, err = p.do(ctx, http.MethodPost, strings.TrimSuffix(restURL, "/")+"/message:stream", body, "text/event-stream")
+		status, ct, data, err = p.do(ctx, http.MethodPost, strings.TrimSuffix(restURL, "/")+"/message:stream", body, sse.ContentType)
 	}
 	switch {
 	case err != nil:
 		p.add(Error, ptr, fmt.Sprintf("streaming is declared but the streaming call failed: %v", err), fix)
-	case status != http.StatusOK || ct != "text/event-stream":
+	case status != http.StatusOK || ct != sse.ContentType:
 		p.add(Error, ptr, fmt.Sprintf("streaming is declared but the streaming call answered status %d with %s", status, orNone(ct)), fix)
 	case len(data) == 0 || !json.Valid(data):
 		p.add(Error, ptr, "streaming is declared but the stream carried no JSON event", fix)
 	default:
-		var r rpcResponse
+		var r jsonrpc.Response
 		if rpcURL != "" && json.Unmarshal(data, &r) == nil && r.Error != nil {
 			p.add(Error, ptr, fmt.Sprintf("streaming is declared but the stream answered error %d: %s", r.Error.Code, r.Error.Message), fix)
 		}

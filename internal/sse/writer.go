@@ -1,0 +1,113 @@
+package sse
+
+import (
+	"bytes"
+	"net/http"
+)
+
+// AppendData appends one event carrying data to buf: a "data: " line per
+// line of data (lines split at CRLF, LF or CR) and the blank line that
+// dispatches it. A single-line JSON document becomes "data: <doc>\n\n".
+func AppendData(buf, data []byte) []byte {
+	for {
+		buf = append(buf, "data: "...)
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			buf = append(buf, data...)
+			break
+		}
+		buf = append(buf, data[:i]...)
+		buf = append(buf, '\n')
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	return append(buf, '\n', '\n')
+}
+
+// AppendComment appends a comment (": <text>", one line per line of text)
+// and a blank line to buf. Readers ignore it; it keeps idle connections
+// and proxies from timing out.
+func AppendComment(buf []byte, text string) []byte {
+	for {
+		buf = append(buf, ": "...)
+		i := indexLineEnd(text)
+		if i < 0 {
+			buf = append(buf, text...)
+			break
+		}
+		buf = append(buf, text[:i]...)
+		buf = append(buf, '\n')
+		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		text = text[i+1:]
+	}
+	return append(buf, '\n', '\n')
+}
+
+func indexLineEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' || s[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Writer writes an event stream to an HTTP response, flushing each event
+// at once. After the first write error every call returns that error.
+type Writer struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	err error
+}
+
+// Start sends the headers of an event stream (status 200, no caching, no
+// proxy buffering) and flushes them.
+func Start(w http.ResponseWriter) *Writer {
+	h := w.Header()
+	h.Set("Content-Type", ContentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Del("Content-Length")
+	w.WriteHeader(http.StatusOK)
+	s := &Writer{w: w, rc: http.NewResponseController(w)}
+	s.flush()
+	return s
+}
+
+func (s *Writer) flush() {
+	if err := s.rc.Flush(); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *Writer) write(b []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.err = err
+		return err
+	}
+	s.flush()
+	return s.err
+}
+
+// Data writes one event carrying data (see AppendData).
+func (s *Writer) Data(data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.write(AppendData(make([]byte, 0, len(data)+8), data))
+}
+
+// Comment writes a comment (see AppendComment), e.g. a keep-alive.
+func (s *Writer) Comment(text string) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.write(AppendComment(nil, text))
+}
