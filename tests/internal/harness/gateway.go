@@ -43,7 +43,8 @@ type Gateway struct {
 type Options struct {
 	// Env adds environment variables ("K=V") to the process.
 	Env []string
-	// StartTimeout bounds the wait for /health. Default: 15s.
+	// StartTimeout bounds the wait for /health at StartGateway, Start and
+	// Restart. Default: 15s.
 	StartTimeout time.Duration
 	// NoHealthWait skips waiting for /health (for configs without a2a).
 	NoHealthWait bool
@@ -83,10 +84,7 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 		g.adminAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 		g.AdminURL = "http://" + g.adminAddr
 	}
-	cfg := g.caddyfile(site)
-	if err := os.WriteFile(g.ConfigPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	g.Rewrite(site)
 	t.Cleanup(func() {
 		g.Stop()
 		if t.Failed() {
@@ -96,15 +94,19 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 	})
 	g.start()
 	if !opts.NoHealthWait {
-		timeout := opts.StartTimeout
-		if timeout == 0 {
-			timeout = 15 * time.Second
-		}
-		if err := g.waitHealthy(timeout); err != nil {
+		if err := g.waitHealthy(g.startTimeout()); err != nil {
 			t.Fatalf("gateway did not become healthy: %v\noutput:\n%s", err, g.out.String())
 		}
 	}
 	return g
+}
+
+// startTimeout is Options.StartTimeout or its default.
+func (g *Gateway) startTimeout() time.Duration {
+	if g.opts.StartTimeout > 0 {
+		return g.opts.StartTimeout
+	}
+	return 15 * time.Second
 }
 
 // caddyfile renders the whole Caddyfile for site (see StartGateway).
@@ -141,10 +143,7 @@ func (g *Gateway) Reload(site string) {
 	if g.AdminURL == "" {
 		g.t.Fatal("harness: Reload needs Options.Admin")
 	}
-	cfg := g.caddyfile(site)
-	if err := os.WriteFile(g.ConfigPath, []byte(cfg), 0o600); err != nil {
-		g.t.Fatal(err)
-	}
+	cfg := g.Rewrite(site)
 	req, _ := http.NewRequest(http.MethodPost, g.AdminURL+"/load", strings.NewReader(cfg))
 	req.Header.Set("Content-Type", "text/caddyfile")
 	client := &http.Client{Timeout: 30 * time.Second}
@@ -158,6 +157,17 @@ func (g *Gateway) Reload(site string) {
 		g.t.Fatalf("reload: HTTP %d: %s", resp.StatusCode, b)
 	}
 	g.settle()
+}
+
+// Rewrite writes the Caddyfile built from site (as StartGateway builds it)
+// to ConfigPath, for the next Start or Restart, and returns it.
+func (g *Gateway) Rewrite(site string) string {
+	g.t.Helper()
+	cfg := g.caddyfile(site)
+	if err := os.WriteFile(g.ConfigPath, []byte(cfg), 0o600); err != nil {
+		g.t.Fatal(err)
+	}
+	return cfg
 }
 
 // settle waits until new connections reach the server of the new config:
@@ -216,7 +226,7 @@ func (g *Gateway) Start() {
 		g.t.Fatal("harness: Start while the process runs")
 	}
 	g.start()
-	if err := g.waitHealthy(15 * time.Second); err != nil {
+	if err := g.waitHealthy(g.startTimeout()); err != nil {
 		g.t.Fatalf("gateway did not become healthy after start: %v\noutput:\n%s", err, g.out.String())
 	}
 }
@@ -272,21 +282,28 @@ func (g *Gateway) Output() string { return g.out.String() }
 
 // Stop sends SIGINT and waits; after 10s it sends SIGKILL. Safe to call
 // twice.
-func (g *Gateway) Stop() {
+func (g *Gateway) Stop() { g.StopWithin(10 * time.Second) }
+
+// StopWithin sends SIGINT and waits up to d for the process to exit; after
+// d it sends SIGKILL to the process group, waits, and returns false. It
+// returns true when the process exited in time or was not running.
+func (g *Gateway) StopWithin(d time.Duration) bool {
 	if g.cmd == nil || g.cmd.Process == nil {
-		return
+		return true
 	}
 	select {
 	case <-g.done:
-		return
+		return true
 	default:
 	}
 	_ = g.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-g.done:
-	case <-time.After(10 * time.Second):
+		return true
+	case <-time.After(d):
 		_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
 		<-g.done
+		return false
 	}
 }
 
@@ -305,7 +322,7 @@ func (g *Gateway) Restart() {
 	g.t.Helper()
 	g.Stop()
 	g.start()
-	if err := g.waitHealthy(15 * time.Second); err != nil {
+	if err := g.waitHealthy(g.startTimeout()); err != nil {
 		g.t.Fatalf("gateway did not become healthy after restart: %v\noutput:\n%s", err, g.out.String())
 	}
 }
