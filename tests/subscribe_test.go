@@ -81,13 +81,13 @@ func TestSubscribeInputRequiredFollowUp(t *testing.T) {
 			subFirst(t, s, task.ID, "TASK_STATE_INPUT_REQUIRED")
 		}
 		own := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg("third one", "", task.ID)})
-		ownEvs := own.rest(10*time.Second)
+		ownEvs := own.rest(10 * time.Second)
 		if len(ownEvs) < 2 || ownEvs[0].Task == nil {
 			t.Fatalf("follow-up stream %s", protoStates(ownEvs))
 		}
 		want, _ := json.Marshal(ownEvs[1:])
 		for i, s := range []*protoSSE{a, b, c} {
-			evs := s.rest(10*time.Second)
+			evs := s.rest(10 * time.Second)
 			subCheckFollowUp(t, evs, "third one")
 			if got, _ := json.Marshal(evs); string(got) != string(want) {
 				t.Errorf("subscriber %d events differ from the follow-up stream's:\n%s\n%s", i+1, got, want)
@@ -118,7 +118,7 @@ func TestSubscribeIdleTimeout(t *testing.T) {
 		start := time.Now()
 		s := open()
 		subFirst(t, s, task.ID, "TASK_STATE_INPUT_REQUIRED")
-		evs := s.rest(6*time.Second)
+		evs := s.rest(6 * time.Second)
 		took := time.Since(start)
 		if len(evs) != 1 || evs[0].Task == nil || evs[0].state() != "TASK_STATE_INPUT_REQUIRED" {
 			t.Errorf("after the idle timeout: %s, want one final Task snapshot", protoStates(evs))
@@ -148,7 +148,7 @@ func TestSubscribeInputRequiredCanceled(t *testing.T) {
 		t.Fatalf("CancelTask: %s", c.Status.State)
 	}
 	for i, s := range []*protoSSE{a, b} {
-		evs := s.rest(10*time.Second)
+		evs := s.rest(10 * time.Second)
 		if len(evs) != 1 || evs[0].StatusUpdate == nil || evs[0].state() != "TASK_STATE_CANCELED" ||
 			evs[0].StatusUpdate.Status.Message.text() != "Task canceled." {
 			t.Errorf("subscriber %d after cancel: %s, want the CANCELED status update", i+1, protoStates(evs))
@@ -182,7 +182,7 @@ func TestSubscribeRunningTaskCanceled(t *testing.T) {
 		}
 		var seqs []string
 		for i, s := range subs {
-			evs := s.rest(10*time.Second)
+			evs := s.rest(10 * time.Second)
 			if len(evs) == 0 || evs[len(evs)-1].StatusUpdate == nil || evs[len(evs)-1].state() != "TASK_STATE_CANCELED" {
 				t.Errorf("%d subscribers: subscriber %d got %s, want the CANCELED status update last", n, i+1, protoStates(evs))
 			}
