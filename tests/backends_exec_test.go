@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -114,23 +113,8 @@ func TestBackendsExecAllEvents(t *testing.T) {
 		t.Errorf("template artifact metadata = %v", md)
 	}
 	get := func(token, rng, inm string) (*http.Response, string) {
-		req, _ := http.NewRequest("GET", link, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if rng != "" {
-			req.Header.Set("Range", rng)
-		}
-		if inm != "" {
-			req.Header.Set("If-None-Match", inm)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+		r := harness.Do(t, "GET", link, "", harness.Header("A2A-Version", ""), harness.Bearer(token), harness.Header("Range", rng), harness.Header("If-None-Match", inm))
+		return r.Response, string(r.Raw)
 	}
 	resp, body := get("tok-alice", "", "")
 	if resp.StatusCode != 200 || body != "ROSTemplateFormatVersion: 2015-09-01\n" || resp.Header.Get("Content-Type") != "application/yaml" {

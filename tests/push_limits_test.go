@@ -6,12 +6,10 @@ package tests
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
@@ -78,16 +76,8 @@ func TestPushConfigCapE2E(t *testing.T) {
 	if _, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "b", "url": hook + "?v=2"}); rerr != nil {
 		t.Fatalf("replacing config b at the cap: %v", rerr)
 	}
-	req, _ := http.NewRequest("POST", gw.URL+"/tasks/"+id+"/pushNotificationConfigs", strings.NewReader(`{"id":"d","url":"`+hook+`"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	client := &http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
+	r := harness.Post(t, gw.URL+"/tasks/"+id+"/pushNotificationConfigs", `{"id":"d","url":"`+hook+`"}`)
+	resp, body := r.Response, r.Raw
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "at most 2 push notification configs per task") {
 		t.Fatalf("REST create beyond the cap: %d %s", resp.StatusCode, body)
 	}

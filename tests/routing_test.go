@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -29,13 +27,7 @@ func TestUnknownPathNotFound(t *testing.T) {
 		{"GET", "/tasks/x/y/z"},
 		{"GET", "/.well-known/nothing"},
 	} {
-		req, _ := http.NewRequest(c.method, gw.URL+c.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := do(t, c.method, gw.URL+c.path, nil)
 		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" ||
 			string(b) != `{"error":{"code":404,"status":"NOT_FOUND","message":"Not found"}}` {
 			t.Errorf("%s %s: %d %q %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"), b)

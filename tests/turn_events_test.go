@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -108,14 +107,7 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 		t.Errorf("GetTask large artifact: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
 	get := func(token string) (int, []byte, http.Header) {
-		req, _ := http.NewRequest("GET", link, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := do(t, "GET", link, map[string]string{"Authorization": "Bearer " + token})
 		return resp.StatusCode, b, resp.Header
 	}
 	if code, body, hdr := get("tok-alice"); code != 200 || string(body) != string(want) || hdr.Get("Content-Type") != "image/png" {
