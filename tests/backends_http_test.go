@@ -34,18 +34,28 @@ func (u *bkUpstream) last() (map[string]any, http.Header) {
 	return u.requests[len(u.requests)-1], u.headers[len(u.headers)-1]
 }
 
+// record decodes the JSON request body (at most limit bytes) and keeps it
+// with the headers; a body that is not JSON gets HTTP 400 with msg.
+func (u *bkUpstream) record(w http.ResponseWriter, r *http.Request, limit int64, msg string) (map[string]any, bool) {
+	var req map[string]any
+	if err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(&req); err != nil {
+		http.Error(w, msg, 400)
+		return nil, false
+	}
+	u.mu.Lock()
+	u.requests = append(u.requests, req)
+	u.headers = append(u.headers, r.Header.Clone())
+	u.mu.Unlock()
+	return req, true
+}
+
 func bkTurnUpstream(t *testing.T) (*httptest.Server, *bkUpstream) {
 	up := &bkUpstream{canceled: make(chan struct{}, 1)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]any
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-			http.Error(w, "bad request", 400)
+		req, ok := up.record(w, r, 1<<20, "bad request")
+		if !ok {
 			return
 		}
-		up.mu.Lock()
-		up.requests = append(up.requests, req)
-		up.headers = append(up.headers, r.Header.Clone())
-		up.mu.Unlock()
 		prompt, _ := req["prompt"].(string)
 		flush := func() { http.NewResponseController(w).Flush() }
 		switch {
@@ -192,15 +202,10 @@ func bkOpenAIServer(t *testing.T) (*httptest.Server, *bkUpstream) {
 			http.NotFound(w, r)
 			return
 		}
-		var req map[string]any
-		if err := json.NewDecoder(io.LimitReader(r.Body, 32<<20)).Decode(&req); err != nil {
-			http.Error(w, "bad json", 400)
+		req, ok := up.record(w, r, 32<<20, "bad json")
+		if !ok {
 			return
 		}
-		up.mu.Lock()
-		up.requests = append(up.requests, req)
-		up.headers = append(up.headers, r.Header.Clone())
-		up.mu.Unlock()
 		if r.Header.Get("Authorization") != "Bearer sk-test-key" && r.Header.Get("Authorization") != "Bearer sk-request-key" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(401)

@@ -98,19 +98,6 @@ func opsPushWorkers(t *testing.T, gw *harness.Gateway) (engines, goroutines int)
 		opsCountStacks(dump, "github.com/caddy-a2a/caddy-a2a/push.(*Engine).run")
 }
 
-// opsPushSend sends a message with an inline push config to url and
-// returns the task.
-func opsPushSend(t *testing.T, gw, url string) map[string]any {
-	t.Helper()
-	res, rpcErr := harness.RPC(t, gw, "", "SendMessage", map[string]any{"message": bkMessage("hello", "", nil),
-		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": url}}}, harness.Client(opsClient))
-	task, _ := res["task"].(map[string]any)
-	if rpcErr != nil || task == nil {
-		t.Fatalf("SendMessage: %v %v", res, rpcErr)
-	}
-	return task
-}
-
 // opsCard returns the served card's description.
 func opsCard(t *testing.T, url string) string {
 	t.Helper()
@@ -236,7 +223,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 		t.Errorf("push body of the streamed task: %v", hits[0].Body)
 	}
 	// A new task after the reload: its delivery arrives too.
-	task := opsPushSend(t, gw.URL, recv.srv.URL+"/after")
+	task := pushSend(t, gw.URL, map[string]any{"url": recv.srv.URL + "/after"}, harness.Client(opsClient))
 	recv.waitHits(t, "/after", 1, 10*time.Second)
 	time.Sleep(700 * time.Millisecond) // room for a duplicate
 	if n := len(recv.hits("/streamed")); n != 1 {
@@ -258,7 +245,7 @@ func TestOpsReloadNoGoroutineLeak(t *testing.T) {
 	gw := harness.StartGatewayWith(t, opsSite("generation 0", "backend echo"), harness.Options{Admin: true, GracePeriod: 200 * time.Millisecond})
 	work := func(i int) {
 		// One turn with a push delivery and one card fetch per generation.
-		opsPushSend(t, gw.URL, fmt.Sprintf("%s/gen%d", recv.srv.URL, i))
+		pushSend(t, gw.URL, map[string]any{"url": fmt.Sprintf("%s/gen%d", recv.srv.URL, i)}, harness.Client(opsClient))
 		recv.waitHits(t, fmt.Sprintf("/gen%d", i), 1, 10*time.Second)
 		if d := opsCard(t, gw.URL); d != fmt.Sprintf("generation %d", i) {
 			t.Fatalf("card description %q, want generation %d", d, i)

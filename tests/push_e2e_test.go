@@ -90,14 +90,15 @@ func (r *pushReceiver) waitHits(t *testing.T, path string, n int, within time.Du
 	return nil
 }
 
-// pushSend sends a message with an inline push config and returns the task.
-func pushSend(t *testing.T, gw string, cfg map[string]any) map[string]any {
+// pushSend sends a message with an inline push config and returns the task;
+// opts tune the request (e.g. harness.Client).
+func pushSend(t *testing.T, gw string, cfg map[string]any, opts ...harness.Option) map[string]any {
 	t.Helper()
 	params := map[string]any{
 		"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprint(time.Now().UnixNano()), "parts": []any{map[string]any{"text": "hello"}}},
 		"configuration": map[string]any{"taskPushNotificationConfig": cfg},
 	}
-	res, rerr := harness.RPC(t, gw, "", "SendMessage", params)
+	res, rerr := harness.RPC(t, gw, "", "SendMessage", params, opts...)
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
