@@ -26,7 +26,7 @@ import (
 func clientStartJSServer(t *testing.T) string {
 	t.Helper()
 	node := interopNeedNode(t)
-	dir := filepath.Join(interopRepoRoot(t), "tests", "interop", "js")
+	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
 	interopJSInstall(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
 		// The SDK is installed but express (added for server.mjs) is not.

@@ -48,6 +48,10 @@ type Options struct {
 	StartTimeout time.Duration
 	// NoHealthWait skips waiting for /health (for configs without a2a).
 	NoHealthWait bool
+	// ReadyPath is the path polled until it answers 200 at a start, instead
+	// of /health (e.g. the card, for tests that check every request the
+	// site logged).
+	ReadyPath string
 	// Global is added to the global options block, e.g.
 	// "a2a {\n\tshutdown_timeout 2s\n}" ({{DIR}} and {{PORT}} are
 	// replaced as in the site).
@@ -255,6 +259,10 @@ func (g *Gateway) start() {
 func (g *Gateway) waitHealthy(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: time.Second}
+	path := g.opts.ReadyPath
+	if path == "" {
+		path = "/health"
+	}
 	var last error
 	for time.Now().Before(deadline) {
 		select {
@@ -262,7 +270,7 @@ func (g *Gateway) waitHealthy(timeout time.Duration) error {
 			return fmt.Errorf("caddy exited: %v", g.cmd.ProcessState)
 		default:
 		}
-		resp, err := client.Get(g.URL + "/health")
+		resp, err := client.Get(g.URL + path)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
