@@ -93,7 +93,9 @@ func openStream(t testing.TB, method, url, body string, rpc bool, opts []Option)
 	return s
 }
 
-// read queues the events of resp until its end.
+// read queues the events of resp until its end. An event is complete at
+// its blank line; one cut off by the end of the body is dropped, as the
+// SSE rules say.
 func (s *Stream) read(ctx context.Context, resp *http.Response) {
 	defer close(s.items)
 	defer resp.Body.Close()
@@ -104,7 +106,7 @@ func (s *Stream) read(ctx context.Context, resp *http.Response) {
 		line = strings.TrimRight(line, "\r\n")
 		if v, ok := strings.CutPrefix(line, "data:"); ok {
 			data = append(data, strings.TrimPrefix(v, " "))
-		} else if line == "" && len(data) > 0 || err != nil && len(data) > 0 {
+		} else if line == "" && err == nil && len(data) > 0 {
 			it := s.decode(strings.Join(data, "\n"))
 			data = nil
 			select {
