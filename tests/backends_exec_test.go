@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -41,7 +40,7 @@ func bkExecGateway(t *testing.T, mode, extra string) *harness.Gateway {
 // reaches the client in order and the artifacts are stored and served.
 func TestBackendsExecAllEvents(t *testing.T) {
 	gw := bkExecGateway(t, "per_turn", "")
-	events := bkCollect(t, bkStreamAs(t, gw.URL, "tok-alice", bkMessage("all-events please", "", nil)), 30*time.Second)
+	events := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("all-events please", "", nil)}).Rest(30 * time.Second)
 	if len(events) < 5 {
 		t.Fatalf("too few events: %v", events)
 	}
@@ -114,23 +113,8 @@ func TestBackendsExecAllEvents(t *testing.T) {
 		t.Errorf("template artifact metadata = %v", md)
 	}
 	get := func(token, rng, inm string) (*http.Response, string) {
-		req, _ := http.NewRequest("GET", link, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if rng != "" {
-			req.Header.Set("Range", rng)
-		}
-		if inm != "" {
-			req.Header.Set("If-None-Match", inm)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
+		r := harness.Do(t, "GET", link, "", harness.Header("A2A-Version", ""), harness.Bearer(token), harness.Header("Range", rng), harness.Header("If-None-Match", inm))
+		return r.Response, string(r.Raw)
 	}
 	resp, body := get("tok-alice", "", "")
 	if resp.StatusCode != 200 || body != "ROSTemplateFormatVersion: 2015-09-01\n" || resp.Header.Get("Content-Type") != "application/yaml" {
@@ -153,7 +137,7 @@ func TestBackendsExecAllEvents(t *testing.T) {
 		t.Errorf("anonymous GET = %d, want 401", resp.StatusCode)
 	}
 	// The stored task keeps the artifacts.
-	task, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	task, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
 	if rpcErr != nil || len(bkGet(task, "artifacts").([]any)) != 3 {
 		t.Errorf("stored task artifacts: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
@@ -163,7 +147,7 @@ func TestBackendsExecAllEvents(t *testing.T) {
 // a direct Message.
 func TestBackendsExecMessageReply(t *testing.T) {
 	gw := bkExecGateway(t, "per_turn", "")
-	res, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("message-reply", "", nil)})
+	res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("message-reply", "", nil)})
 	if rpcErr != nil {
 		t.Fatalf("SendMessage: %v", rpcErr)
 	}
@@ -185,7 +169,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 	gw := bkExecGateway(t, "per_context", "")
 	ctxID := "bk-ctx-" + time.Now().Format("150405.000")
 	send := func(text string) (string, string) {
-		res, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage(text, ctxID, nil)})
+		res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage(text, ctxID, nil)})
 		if rpcErr != nil {
 			t.Fatalf("SendMessage %q: %v", text, rpcErr)
 		}
@@ -199,12 +183,12 @@ func TestBackendsExecPerContext(t *testing.T) {
 	pid := bkPID(t, first)
 
 	// Cancel answered by the process (end canceled): it survives.
-	stream := bkStreamAs(t, gw.URL, "tok-alice", bkMessage("slow", ctxID, nil))
+	stream := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", ctxID, nil)})
 	taskID := bkWaitWorking(t, stream)
-	if _, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
-	if state, _ := bkFinalText(bkCollect(t, stream, 20*time.Second)); state != "TASK_STATE_CANCELED" {
+	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
 		t.Fatalf("canceled turn ended %s", state)
 	}
 	if _, third := send("count"); !strings.HasPrefix(third, "turn 4 pid ") || bkPID(t, third) != pid {
@@ -212,12 +196,12 @@ func TestBackendsExecPerContext(t *testing.T) {
 	}
 
 	// A process that ignores the cancel line and SIGTERM is killed, group and all.
-	stream = bkStreamAs(t, gw.URL, "tok-alice", bkMessage("stubborn", ctxID, nil))
+	stream = harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("stubborn", ctxID, nil)})
 	taskID = bkWaitWorking(t, stream)
-	if _, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
-	if state, _ := bkFinalText(bkCollect(t, stream, 20*time.Second)); state != "TASK_STATE_CANCELED" {
+	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
 		t.Fatalf("canceled turn ended %s", state)
 	}
 	bkGroupGone(t, pid, 5*time.Second)
@@ -238,7 +222,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 	}
 	// Malformed output: a blocking send answers InvalidAgentResponseError
 	// without the backend's output (A2A 1.0 §3.3).
-	if _, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("malformed", ctxID, nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "json") {
+	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("malformed", ctxID, nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "json") {
 		t.Errorf("malformed output answered %v", rpcErr)
 	}
 }
@@ -247,7 +231,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 // environment is scrubbed and the cwd is the workspace.
 func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
 	gw := bkExecGateway(t, "per_turn", "timeout 2s")
-	res, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("env-check", "", map[string]any{"iac_code": map[string]any{"cwd": gw.Dir}})})
+	res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("env-check", "", map[string]any{"iac_code": map[string]any{"cwd": gw.Dir}})})
 	if rpcErr != nil {
 		t.Fatal(rpcErr)
 	}
@@ -268,20 +252,20 @@ func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
 		t.Errorf("configured env FOO missing: %q", text)
 	}
 
-	stream := bkStreamAs(t, gw.URL, "tok-alice", bkMessage("slow", "", nil))
+	stream := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	taskID, pid := bkWaitWorkingPID(t, stream)
-	if _, rpcErr := bkRPCAs(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
-	if state, _ := bkFinalText(bkCollect(t, stream, 20*time.Second)); state != "TASK_STATE_CANCELED" {
+	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
 		t.Fatalf("canceled turn ended %s", state)
 	}
 	bkGroupGone(t, pid, 5*time.Second)
 
 	start := time.Now()
-	stream = bkStreamAs(t, gw.URL, "tok-alice", bkMessage("slow", "", nil))
+	stream = harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	_, pid = bkWaitWorkingPID(t, stream)
-	state, text := bkFinalText(bkCollect(t, stream, 20*time.Second))
+	state, text := bkFinalText(stream.Rest(20 * time.Second))
 	if state != "TASK_STATE_INPUT_REQUIRED" || text != "A temporary error occurred. Please retry." {
 		t.Errorf("timed-out turn ended %s %q", state, text)
 	}
@@ -293,30 +277,23 @@ func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
 
 // bkWaitWorking reads a stream until the backend's first text chunk and
 // returns the task id.
-func bkWaitWorking(t *testing.T, stream <-chan map[string]any) string {
+func bkWaitWorking(t *testing.T, stream *harness.Stream) string {
 	t.Helper()
 	id, _ := bkWaitWorkingPID(t, stream)
 	return id
 }
 
-func bkWaitWorkingPID(t *testing.T, stream <-chan map[string]any) (string, int) {
+// bkWaitWorkingPID is bkWaitWorking that also returns the "pid N" of the
+// chunk.
+func bkWaitWorkingPID(t *testing.T, stream *harness.Stream) (string, int) {
 	t.Helper()
-	var taskID string
-	timer := time.After(20 * time.Second)
-	for {
-		select {
-		case ev, ok := <-stream:
-			if !ok {
-				t.Fatal("stream ended before the agent worked")
-			}
-			if id := bkStr(ev, "task", "id"); id != "" {
-				taskID = id
-			}
-			if txt := bkStr(ev, "statusUpdate", "status", "message", "parts", 0, "text"); strings.Contains(txt, "pid ") {
-				return taskID, bkPID(t, txt)
-			}
-		case <-timer:
-			t.Fatal("the agent did not start working")
+	var taskID, text string
+	stream.Until(20*time.Second, "the agent worked", func(ev map[string]any) bool {
+		if id := bkStr(ev, "task", "id"); id != "" {
+			taskID = id
 		}
-	}
+		text = bkStr(ev, "statusUpdate", "status", "message", "parts", 0, "text")
+		return strings.Contains(text, "pid ")
+	})
+	return taskID, bkPID(t, text)
 }

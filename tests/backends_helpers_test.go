@@ -1,12 +1,7 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,120 +28,6 @@ func bkMessage(text, contextID string, md map[string]any) map[string]any {
 		m["metadata"] = md
 	}
 	return m
-}
-
-// bkRPC calls a JSON-RPC method and returns its result or error object.
-func bkRPC(t *testing.T, url, method string, params any) (result map[string]any, rpcErr map[string]any) {
-	t.Helper()
-	return bkRPCAs(t, url, "", method, params)
-}
-
-// bkRPCAs is bkRPC with a bearer token ("" for none).
-func bkRPCAs(t *testing.T, url, token, method string, params any) (result map[string]any, rpcErr map[string]any) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	client := &http.Client{Timeout: 60 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%s: bad JSON-RPC reply %d %s", method, resp.StatusCode, b)
-	}
-	return out.Result, out.Error
-}
-
-// bkStream opens SendStreamingMessage and returns a channel of the stream
-// results (StreamResponse objects), closed at the end of the stream.
-func bkStream(t *testing.T, url string, msg map[string]any) <-chan map[string]any {
-	t.Helper()
-	return bkStreamAs(t, url, "", msg)
-}
-
-// bkStreamAs is bkStream with a bearer token ("" for none).
-func bkStreamAs(t *testing.T, url, token string, msg map[string]any) <-chan map[string]any {
-	t.Helper()
-	return streamResults(t, url, token, map[string]any{"message": msg})
-}
-
-// streamResults opens SendStreamingMessage with params (and a bearer token,
-// "" for none) and returns a channel of the stream's results — an error
-// event arrives as {"error": …} — closed at the end of the stream.
-func streamResults(t *testing.T, url, token string, params map[string]any) <-chan map[string]any {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": params})
-	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("stream: %v", err)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("stream: Content-Type %q: %s", ct, b)
-	}
-	ch := make(chan map[string]any, 256)
-	go func() {
-		defer close(ch)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line, ok := strings.CutPrefix(sc.Text(), "data: ")
-			if !ok {
-				continue
-			}
-			var doc struct {
-				Result map[string]any `json:"result"`
-				Error  map[string]any `json:"error"`
-			}
-			if json.Unmarshal([]byte(line), &doc) != nil {
-				continue
-			}
-			if doc.Error != nil {
-				ch <- map[string]any{"error": doc.Error}
-			} else if doc.Result != nil {
-				ch <- doc.Result
-			}
-		}
-	}()
-	return ch
-}
-
-// bkCollect drains a stream with a deadline.
-func bkCollect(t *testing.T, ch <-chan map[string]any, d time.Duration) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	timer := time.After(d)
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				return out
-			}
-			out = append(out, ev)
-		case <-timer:
-			t.Fatalf("stream did not end within %v; got %d events", d, len(out))
-		}
-	}
 }
 
 // bkGet walks a decoded JSON value by keys and indexes.

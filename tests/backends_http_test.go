@@ -34,18 +34,28 @@ func (u *bkUpstream) last() (map[string]any, http.Header) {
 	return u.requests[len(u.requests)-1], u.headers[len(u.headers)-1]
 }
 
+// record decodes the JSON request body (at most limit bytes) and keeps it
+// with the headers; a body that is not JSON gets HTTP 400 with msg.
+func (u *bkUpstream) record(w http.ResponseWriter, r *http.Request, limit int64, msg string) (map[string]any, bool) {
+	var req map[string]any
+	if err := json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(&req); err != nil {
+		http.Error(w, msg, 400)
+		return nil, false
+	}
+	u.mu.Lock()
+	u.requests = append(u.requests, req)
+	u.headers = append(u.headers, r.Header.Clone())
+	u.mu.Unlock()
+	return req, true
+}
+
 func bkTurnUpstream(t *testing.T) (*httptest.Server, *bkUpstream) {
 	up := &bkUpstream{canceled: make(chan struct{}, 1)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]any
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-			http.Error(w, "bad request", 400)
+		req, ok := up.record(w, r, 1<<20, "bad request")
+		if !ok {
 			return
 		}
-		up.mu.Lock()
-		up.requests = append(up.requests, req)
-		up.headers = append(up.headers, r.Header.Clone())
-		up.mu.Unlock()
 		prompt, _ := req["prompt"].(string)
 		flush := func() { http.NewResponseController(w).Flush() }
 		switch {
@@ -108,7 +118,7 @@ func TestBackendsHTTP(t *testing.T) {
 }`, harness.Options{Env: []string{"BK_UPSTREAM_KEY=up-secret"}})
 
 	send := func(text string, md map[string]any) (string, string) {
-		res, rpcErr := bkRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage(text, "", md)})
+		res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage(text, "", md)})
 		if rpcErr != nil {
 			t.Fatalf("SendMessage %q: %v", text, rpcErr)
 		}
@@ -116,7 +126,7 @@ func TestBackendsHTTP(t *testing.T) {
 	}
 
 	// NDJSON, streamed: the chunks and the end text arrive.
-	events := bkCollect(t, bkStream(t, gw.URL, bkMessage("ndjson please", "", map[string]any{"iac_code": map[string]any{"api_key": "per-request-secret"}})), 20*time.Second)
+	events := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("ndjson please", "", map[string]any{"iac_code": map[string]any{"api_key": "per-request-secret"}})}).Rest(20 * time.Second)
 	var chunks []string
 	for _, ev := range events {
 		if bkState(ev) == "TASK_STATE_WORKING" && bkGet(ev, "statusUpdate", "metadata") == nil {
@@ -161,7 +171,7 @@ func TestBackendsHTTP(t *testing.T) {
 	}
 	// Output that is not the turn-event protocol: InvalidAgentResponseError
 	// on a blocking send, without the upstream's body (A2A 1.0 §3.3).
-	if _, rpcErr := bkRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("garbage", "", nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "oops") {
+	if _, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("garbage", "", nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "oops") {
 		t.Errorf("garbage answered %v", rpcErr)
 	}
 	if out := gw.Output(); strings.Contains(out, "secret-upstream-detail") || strings.Contains(out, "up-secret") || strings.Contains(out, "per-request-secret") {
@@ -169,9 +179,9 @@ func TestBackendsHTTP(t *testing.T) {
 	}
 
 	// Cancel aborts the upstream request.
-	stream := bkStream(t, gw.URL, bkMessage("hang", "", nil))
+	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("hang", "", nil)})
 	taskID, _ := bkWaitWorkingPID(t, stream)
-	if _, rpcErr := bkRPC(t, gw.URL, "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.RPC(t, gw.URL, "", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
 	select {
@@ -179,7 +189,7 @@ func TestBackendsHTTP(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the upstream request was not aborted by the cancel")
 	}
-	if state, _ := bkFinalText(bkCollect(t, stream, 10*time.Second)); state != "TASK_STATE_CANCELED" {
+	if state, _ := bkFinalText(stream.Rest(10 * time.Second)); state != "TASK_STATE_CANCELED" {
 		t.Errorf("canceled turn ended %s", state)
 	}
 }
@@ -192,15 +202,10 @@ func bkOpenAIServer(t *testing.T) (*httptest.Server, *bkUpstream) {
 			http.NotFound(w, r)
 			return
 		}
-		var req map[string]any
-		if err := json.NewDecoder(io.LimitReader(r.Body, 32<<20)).Decode(&req); err != nil {
-			http.Error(w, "bad json", 400)
+		req, ok := up.record(w, r, 32<<20, "bad json")
+		if !ok {
 			return
 		}
-		up.mu.Lock()
-		up.requests = append(up.requests, req)
-		up.headers = append(up.headers, r.Header.Clone())
-		up.mu.Unlock()
 		if r.Header.Get("Authorization") != "Bearer sk-test-key" && r.Header.Get("Authorization") != "Bearer sk-request-key" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(401)
@@ -247,7 +252,7 @@ func TestBackendsOpenAI(t *testing.T) {
 }`, harness.Options{Env: []string{"BK_OPENAI_KEY=sk-test-key"}})
 
 	ctxID := fmt.Sprintf("bk-llm-%d", time.Now().UnixNano())
-	events := bkCollect(t, bkStream(t, gw.URL, bkMessage("Say hello", ctxID, nil)), 20*time.Second)
+	events := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("Say hello", ctxID, nil)}).Rest(20 * time.Second)
 	var thinking, usage bool
 	var chunks []string
 	for _, ev := range events {
@@ -277,7 +282,7 @@ func TestBackendsOpenAI(t *testing.T) {
 	}
 
 	send := func(text string, md map[string]any) (string, string) {
-		res, rpcErr := bkRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage(text, ctxID, md)})
+		res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage(text, ctxID, md)})
 		if rpcErr != nil {
 			t.Fatalf("SendMessage %q: %v", text, rpcErr)
 		}
@@ -309,7 +314,7 @@ func TestBackendsOpenAI(t *testing.T) {
 	img := []byte("\x89PNG\r\n\x1a\nfakeimage")
 	msg := bkMessage("What is in the picture?", ctxID, nil)
 	msg["parts"] = append(msg["parts"].([]any), map[string]any{"raw": base64.StdEncoding.EncodeToString(img), "mediaType": "image/png", "filename": "cat.png"})
-	if res, rpcErr := bkRPC(t, gw.URL, "SendMessage", map[string]any{"message": msg}); rpcErr != nil || bkStr(res, "task", "status", "state") != "TASK_STATE_INPUT_REQUIRED" {
+	if res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": msg}); rpcErr != nil || bkStr(res, "task", "status", "state") != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("vision turn: %v %v", rpcErr, res)
 	}
 	req, _ = up.last()

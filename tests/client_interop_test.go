@@ -26,7 +26,7 @@ import (
 func clientStartJSServer(t *testing.T) string {
 	t.Helper()
 	node := interopNeedNode(t)
-	dir := filepath.Join(interopRepoRoot(t), "tests", "interop", "js")
+	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
 	interopJSInstall(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
 		// The SDK is installed but express (added for server.mjs) is not.
@@ -143,29 +143,10 @@ func TestClientInteropJSServer(t *testing.T) {
 			}
 
 			// Cancel a running task from a second process.
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, harness.Binary(t), "a2a", "call", "--json", "--binding", binding, base, "slow one")
-			cmd.Env = harness.Env(t.TempDir())
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var errb strings.Builder
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(stdout)
-			var slowID string
-			for slowID == "" && sc.Scan() {
-				var ev a2a.StreamResponse
-				if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Task != nil {
-					slowID = ev.Task.ID
-				}
-			}
+			call := clientStart(t, "call", "--json", "--binding", binding, base, "slow one")
+			slowID := call.taskID()
 			if slowID == "" {
-				t.Fatalf("no task from the slow call: %s", errb.String())
+				t.Fatalf("no task from the slow call: %s", call.stderr.String())
 			}
 			r = clientRun(t, "", nil, "task", "cancel", "--json", "--binding", binding, base, slowID)
 			r.wantCode(t, 0)
@@ -173,12 +154,10 @@ func TestClientInteropJSServer(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.Stdout), &ct); err != nil || ct.ID != slowID {
 				t.Fatalf("task cancel --json: %v %s", err, r.Stdout)
 			}
-			for sc.Scan() {
-			}
-			err = cmd.Wait()
+			err := call.wait()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "canceled") {
-				t.Fatalf("slow call after cancel: %v stderr %q", err, errb.String())
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(call.stderr.String(), "canceled") {
+				t.Fatalf("slow call after cancel: %v stderr %q", err, call.stderr.String())
 			}
 			r = clientRun(t, "", nil, "task", "get", "--json", "--binding", binding, base, slowID)
 			r.wantCode(t, 0)

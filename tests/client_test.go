@@ -49,6 +49,56 @@ func clientRun(t *testing.T, stdin string, env []string, args ...string) clientR
 	return clientResult{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }
 
+// clientCall is a CLI run in the background whose stdout is read line
+// by line.
+type clientCall struct {
+	cmd    *exec.Cmd
+	sc     *bufio.Scanner
+	stderr strings.Builder
+	lines  []string
+}
+
+// clientStart starts `caddy a2a args…` in the background (60 s at most).
+func clientStart(t *testing.T, args ...string) *clientCall {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	c := &clientCall{cmd: exec.CommandContext(ctx, harness.Binary(t), append([]string{"a2a"}, args...)...)}
+	c.cmd.Env = harness.Env(t.TempDir())
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Stderr = &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.sc = bufio.NewScanner(stdout)
+	c.sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return c
+}
+
+// taskID reads stdout lines until a --json StreamResponse with a Task and
+// returns its id ("" when stdout ended first).
+func (c *clientCall) taskID() string {
+	for c.sc.Scan() {
+		c.lines = append(c.lines, c.sc.Text())
+		var ev a2a.StreamResponse
+		if json.Unmarshal(c.sc.Bytes(), &ev) == nil && ev.Task != nil {
+			return ev.Task.ID
+		}
+	}
+	return ""
+}
+
+// wait reads the rest of stdout and waits for the exit.
+func (c *clientCall) wait() error {
+	for c.sc.Scan() {
+		c.lines = append(c.lines, c.sc.Text())
+	}
+	return c.cmd.Wait()
+}
+
 // wantCode fails unless the run exited with code; for non-zero codes it
 // also checks there is exactly one "caddy a2a:" error line on stderr.
 func (r clientResult) wantCode(t *testing.T, code int) {
@@ -257,32 +307,10 @@ func TestClientFilesCwdData(t *testing.T) {
 // second CLI process and checks the first exits 1 (task canceled).
 func TestClientCancel(t *testing.T) {
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 40\n\t\tdelay 150ms\n\t}\n}")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, harness.Binary(t), "a2a", "call", "--json", gw.URL, "a long prompt to echo back slowly")
-	cmd.Env = harness.Env(t.TempDir())
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var taskID string
-	var lines []string
-	for taskID == "" && sc.Scan() {
-		lines = append(lines, sc.Text())
-		var ev a2a.StreamResponse
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Task != nil {
-			taskID = ev.Task.ID
-		}
-	}
+	call := clientStart(t, "call", "--json", gw.URL, "a long prompt to echo back slowly")
+	taskID := call.taskID()
 	if taskID == "" {
-		t.Fatalf("no task event: %q %s", lines, errb.String())
+		t.Fatalf("no task event: %q %s", call.lines, call.stderr.String())
 	}
 	r := clientRun(t, "", nil, "task", "list", "--json", "--status", "working", gw.URL)
 	r.wantCode(t, 0)
@@ -294,18 +322,15 @@ func TestClientCancel(t *testing.T) {
 	if r.Stdout != "task "+taskID+" canceled\n" {
 		t.Fatalf("task cancel stdout %q", r.Stdout)
 	}
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	err = cmd.Wait()
+	err := call.wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("streaming call after cancel: %v, want exit 1; stderr %q", err, errb.String())
+		t.Fatalf("streaming call after cancel: %v, want exit 1; stderr %q", err, call.stderr.String())
 	}
-	if !strings.Contains(errb.String(), "caddy a2a: task "+taskID+" canceled") {
-		t.Fatalf("stderr %q", errb.String())
+	if !strings.Contains(call.stderr.String(), "caddy a2a: task "+taskID+" canceled") {
+		t.Fatalf("stderr %q", call.stderr.String())
 	}
-	_, _, st := finalOf(clientEvents(t, strings.Join(lines, "\n")))
+	_, _, st := finalOf(clientEvents(t, strings.Join(call.lines, "\n")))
 	if st != a2a.TaskStateCanceled {
 		t.Fatalf("last streamed state %s, want canceled", st)
 	}

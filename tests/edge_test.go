@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,22 +28,12 @@ const cardBlock = `
 	}
 `
 
+// do sends a plain HTTP request (no A2A-Version unless hdr has one) and
+// returns the response and its body.
 func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	r := harness.Do(t, method, url, "", harness.Header("A2A-Version", ""), harness.Headers(hdr))
+	return r.Response, r.Raw
 }
 
 func TestHealthAndCard(t *testing.T) {

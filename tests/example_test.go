@@ -16,22 +16,19 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
-// TestExampleRunsAsShipped is the newcomer's path (BUILD-2): the binary runs
-// Caddyfile.example unchanged — echo backend, SQLite store and local push
-// queue under the data folder, no TLS — and answers health, the iac-code
-// card (CARD-5) and a SendMessage.
-func TestExampleRunsAsShipped(t *testing.T) {
-	dir := t.TempDir()
-	port := harness.FreePort(t)
-	cmd := exec.Command(harness.Binary(t), "run", "--config", filepath.Join(harness.RepoRoot(), "Caddyfile.example"), "--adapter", "caddyfile")
-	cmd.Dir = dir
-	cmd.Env = harness.Env(dir, fmt.Sprintf("A2A_ADDR=127.0.0.1:%d", port), "A2A_DATA_DIR="+filepath.Join(dir, "data"), "A2A_ADMIN=off")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+// exampleRun runs caddy on the Caddyfile cfg with env (working directory
+// dir), waits up to 20s for /health on 127.0.0.1:port, and stops the
+// process at cleanup (SIGINT; SIGKILL after 20s). It returns the output.
+func exampleRun(t *testing.T, dir, cfg string, env []string, port int) *bytes.Buffer {
+	t.Helper()
+	cmd := exec.Command(harness.Binary(t), "run", "--config", cfg, "--adapter", "caddyfile")
+	cmd.Dir, cmd.Env = dir, env
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
@@ -41,15 +38,14 @@ func TestExampleRunsAsShipped(t *testing.T) {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(base + "/health")
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/health", port))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return out
 			}
 		}
 		if time.Now().After(deadline) {
@@ -57,6 +53,18 @@ func TestExampleRunsAsShipped(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestExampleRunsAsShipped is the newcomer's path (BUILD-2): the binary runs
+// Caddyfile.example unchanged — echo backend, SQLite store and local push
+// queue under the data folder, no TLS — and answers health, the iac-code
+// card (CARD-5) and a SendMessage.
+func TestExampleRunsAsShipped(t *testing.T) {
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	exampleRun(t, dir, filepath.Join(harness.RepoRoot(), "Caddyfile.example"),
+		harness.Env(dir, fmt.Sprintf("A2A_ADDR=127.0.0.1:%d", port), "A2A_DATA_DIR="+filepath.Join(dir, "data"), "A2A_ADMIN=off"), port)
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	get := func(path string) string {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -73,15 +81,7 @@ func TestExampleRunsAsShipped(t *testing.T) {
 		}
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC"}]}}}`
-	req, _ := http.NewRequest(http.MethodPost, base+"/", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b := harness.Post(t, base, body).Raw
 	if !strings.Contains(string(b), "TASK_STATE_INPUT_REQUIRED") || !strings.Contains(string(b), "Echo: Create a VPC") {
 		t.Fatalf("SendMessage on the example: %s", b)
 	}
@@ -111,24 +111,7 @@ func TestExampleDefaultAddresses(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd := exec.Command(harness.Binary(t), "run", "--config", cfg, "--adapter", "caddyfile")
-	cmd.Dir, cmd.Env = dir, env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	out := exampleRun(t, dir, cfg, env, port)
 	get := func(url string) (int, string) {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -137,16 +120,6 @@ func TestExampleDefaultAddresses(t *testing.T) {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return resp.StatusCode, string(b)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if code, _ := get(fmt.Sprintf("http://127.0.0.1:%d/health", port)); code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("example did not become healthy:\n%s", out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	for _, host := range []string{"127.0.0.1", "localhost"} {
 		base := fmt.Sprintf("http://%s:%d", host, port)

@@ -1,186 +1,57 @@
 package tests
 
-// A small private harness for the interop tests: it builds the gateway binary
-// once per test run and starts it with a Caddyfile on a free port. All names
-// are prefixed with "interop" so they cannot clash with the shared e2e harness.
+// The interop tests' gateway: harness.Gateway with a JSON access log, and
+// the checks over that log.
 
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
-
-var (
-	interopBuildOnce sync.Once
-	interopBinary    string
-	interopBuildErr  error
-)
-
-// interopRepoRoot is the module root (the tests run in <root>/tests).
-func interopRepoRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Dir(wd)
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("cannot find the module root above %s: %v", wd, err)
-	}
-	return root
-}
-
-// interopGatewayBinary builds ./cmd/caddy once into a private temp dir (not
-// bin/caddy, so that concurrent builds by other packages do not race).
-func interopGatewayBinary(t *testing.T) string {
-	t.Helper()
-	root := interopRepoRoot(t)
-	interopBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "caddy-a2a-interop-bin-")
-		if err != nil {
-			interopBuildErr = err
-			return
-		}
-		bin := filepath.Join(dir, "caddy")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/caddy")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			interopBuildErr = fmt.Errorf("go build ./cmd/caddy: %v\n%s", err, out)
-			return
-		}
-		interopBinary = bin
-	})
-	if interopBuildErr != nil {
-		t.Fatal(interopBuildErr)
-	}
-	return interopBinary
-}
-
-func interopFreePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // interopGateway is one running gateway process.
 type interopGateway struct {
+	*harness.Gateway
 	BaseURL   string // e.g. http://127.0.0.1:1234 (no trailing slash)
 	accessLog string
-	stderr    string
 }
 
 // interopStartGateway starts the gateway with the echo backend configured by
 // backendBlock (e.g. "backend echo" or "backend echo {\n delay 100ms\n}").
 // The site writes a JSON access log, so the tests can check the headers
-// that the clients really sent.
+// that the clients really sent; the start waits on the card, not /health,
+// so that the log holds only A2A requests and card fetches.
 func interopStartGateway(t *testing.T, backendBlock string) *interopGateway {
 	t.Helper()
-	bin := interopGatewayBinary(t)
-	dir := t.TempDir()
-	port := interopFreePort(t)
-	gw := &interopGateway{
-		BaseURL:   fmt.Sprintf("http://127.0.0.1:%d", port),
-		accessLog: filepath.Join(dir, "access.log"),
-		stderr:    filepath.Join(dir, "caddy.log"),
-	}
-	caddyfile := fmt.Sprintf(`{
-	admin off
-	persist_config off
-	storage file_system %[1]s/storage
-	a2a {
-		data_dir %[1]s/data
-	}
+	gw := harness.StartGatewayWith(t, `log {
+	output file {{DIR}}/access.log
+	format json
 }
-http://127.0.0.1:%[2]d {
-	log {
-		output file %[3]s
-		format json
-	}
-	a2a {
-		card {
-			name test-agent
-			description "A test agent for the interop tests."
-			skill echo {
-				name Echo
-				description "Echoes the prompt back to the caller."
-				tags echo test
-			}
+a2a {
+	card {
+		name test-agent
+		description "A test agent for the interop tests."
+		skill echo {
+			name Echo
+			description "Echoes the prompt back to the caller."
+			tags echo test
 		}
-		%[4]s
 	}
-}
-`, dir, port, gw.accessLog, backendBlock)
-	cfgPath := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(cfgPath, []byte(caddyfile), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logFile, err := os.Create(gw.stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "run", "--config", cfgPath, "--adapter", "caddyfile")
-	cmd.Dir = dir
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(gw.stderr); err == nil {
-				t.Logf("gateway log (%s):\n%s", backendBlock, interopTail(string(b), 8000))
-			}
-		}
+	`+backendBlock+`
+}`, harness.Options{
+		Global:       "storage file_system {{DIR}}/storage\na2a {\n\tdata_dir {{DIR}}/data\n}",
+		ReadyPath:    "/.well-known/agent-card.json",
+		StartTimeout: 30 * time.Second,
 	})
-
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(gw.stderr)
-			t.Fatalf("gateway exited during start-up:\n%s", b)
-		default:
-		}
-		resp, err := http.Get(gw.BaseURL + "/.well-known/agent-card.json")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return gw
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(gw.stderr)
-			t.Fatalf("gateway did not serve its card within 30s (last err %v):\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return &interopGateway{Gateway: gw, BaseURL: gw.URL, accessLog: filepath.Join(gw.Dir, "access.log")}
 }
 
 // interopAccessEntry is one request of the access log.
@@ -258,11 +129,4 @@ func (gw *interopGateway) interopCheckVersionHeaders(t *testing.T, who string) {
 func interopSorted(s []string) []string {
 	sort.Strings(s)
 	return s
-}
-
-func interopTail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
 const interopJSSDKVersion = "1.3.0"
@@ -69,7 +71,7 @@ func interopJSInstall(t *testing.T, dir string) {
 
 func TestInteropJSSDK(t *testing.T) {
 	node := interopNeedNode(t)
-	dir := filepath.Join(interopRepoRoot(t), "tests", "interop", "js")
+	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
 	interopJSInstall(t, dir)
 
 	fast := interopStartGateway(t, "backend echo")

@@ -5,7 +5,6 @@ package tests
 // line, and credentials kept out of Caddy's access log (OPS-1).
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -101,49 +100,17 @@ func metGrep(text, prefix string) string {
 	return strings.Join(out, "\n")
 }
 
-// metRPC posts one raw JSON-RPC body and returns the decoded reply.
-func metRPC(t *testing.T, url, body string, hdr map[string]string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequest("POST", url+"/", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("POST /: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("POST /: HTTP %d, not JSON: %s", resp.StatusCode, b)
-	}
-	return out
-}
-
 // metWaitWorking reads a stream until the task is WORKING and returns its id.
-func metWaitWorking(t *testing.T, stream <-chan map[string]any) string {
+func metWaitWorking(t *testing.T, stream *harness.Stream) string {
 	t.Helper()
 	var taskID string
-	timer := time.After(20 * time.Second)
-	for {
-		select {
-		case ev, ok := <-stream:
-			if !ok {
-				t.Fatal("stream ended before the agent worked")
-			}
-			if id := bkStr(ev, "task", "id"); id != "" {
-				taskID = id
-			}
-			if bkState(ev) == "TASK_STATE_WORKING" && taskID != "" {
-				return taskID
-			}
-		case <-timer:
-			t.Fatal("the agent did not start working")
+	stream.Until(20*time.Second, "the agent worked", func(ev map[string]any) bool {
+		if id := bkStr(ev, "task", "id"); id != "" {
+			taskID = id
 		}
-	}
+		return bkState(ev) == "TASK_STATE_WORKING" && taskID != ""
+	})
+	return taskID
 }
 
 func TestOpsMetrics(t *testing.T) {
@@ -169,7 +136,7 @@ func TestOpsMetrics(t *testing.T) {
 	}
 
 	// Two blocking sends, one with a push config.
-	res, rerr := bkRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("one", "", nil)})
+	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("one", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -177,19 +144,19 @@ func TestOpsMetrics(t *testing.T) {
 	pushSend(t, gw.URL, map[string]any{"url": recv.srv.URL + "/ok"})
 
 	// Errors: an unknown task, an unknown method, a body that is not JSON.
-	if _, rerr := bkRPC(t, gw.URL, "GetTask", map[string]any{"id": "no-such-task"}); rerr == nil {
+	if _, rerr := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": "no-such-task"}); rerr == nil {
 		t.Fatal("GetTask of an unknown task succeeded")
 	}
-	if _, rerr := bkRPC(t, gw.URL, "tasks/get", map[string]any{"id": taskID}); rerr == nil {
+	if _, rerr := harness.RPC(t, gw.URL, "", "tasks/get", map[string]any{"id": taskID}); rerr == nil {
 		t.Fatal("an unknown method succeeded")
 	}
-	metRPC(t, gw.URL, `{"jsonrpc":`, nil)
+	harness.Post(t, gw.URL, `{"jsonrpc":`).JSON(t)
 	if resp, _ := do(t, "GET", gw.URL+"/tasks/no-such-task", map[string]string{"A2A-Version": "1.0"}); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("REST GET unknown task: HTTP %d", resp.StatusCode)
 	}
 
 	// A stream, seen open with its turn running; then canceled.
-	stream := bkStream(t, gw.URL, bkMessage("stream me", "", nil))
+	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("stream me", "", nil)})
 	streamTask := metWaitWorking(t, stream)
 	during := metScrape(t, gw)
 	if v, _ := metValue(during, "caddy_a2a_open_streams", nil); v != 1 {
@@ -198,10 +165,10 @@ func TestOpsMetrics(t *testing.T) {
 	if v, _ := metValue(during, "caddy_a2a_active_turns", nil); v != 1 {
 		t.Errorf("active turns during the stream = %v, want 1", v)
 	}
-	if _, rerr := bkRPC(t, gw.URL, "CancelTask", map[string]any{"id": streamTask}); rerr != nil {
+	if _, rerr := harness.RPC(t, gw.URL, "", "CancelTask", map[string]any{"id": streamTask}); rerr != nil {
 		t.Fatalf("CancelTask: %v", rerr)
 	}
-	bkCollect(t, stream, 15*time.Second)
+	stream.Rest(15 * time.Second)
 
 	// Push: the delivery is counted once it reached the receiver.
 	recv.waitHits(t, "/ok", 1, 10*time.Second)
@@ -264,7 +231,7 @@ func TestOpsTurnLogLine(t *testing.T) {
 		bearer tok-ops-log
 	}
 }`)
-	res, rerr := bkRPCAs(t, gw.URL, "tok-ops-log", "SendMessage", map[string]any{"message": bkMessage("a very secret prompt", "", nil)})
+	res, rerr := harness.RPC(t, gw.URL, "tok-ops-log", "SendMessage", map[string]any{"message": bkMessage("a very secret prompt", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -325,20 +292,8 @@ route {
 	respond "seen key=[{http.request.header.X-API-Key}]" 200
 }`)
 	send := func(path string, hdr map[string]string) (int, string) {
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{"message": bkMessage("hi", "", nil)}})
-		req, _ := http.NewRequest("POST", gw.URL+path, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("A2A-Version", "1.0")
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, string(b)
+		r := harness.Call(t, gw.URL+path, "", "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)}, harness.Headers(hdr))
+		return r.StatusCode, string(r.Raw)
 	}
 	for _, tc := range []struct {
 		path string

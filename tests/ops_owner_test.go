@@ -27,32 +27,14 @@ func ownerGlobal(dataDir string) string {
 	return "a2a {\n\tdata_dir " + dataDir + "\n}"
 }
 
-// ownerTaskState polls GetTask until the task's state is not WORKING or
-// SUBMITTED (or the deadline) and returns the last state.
-func ownerTaskState(t *testing.T, url, id string, within time.Duration) string {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		res, rpcErr := opsRPC(t, url, "GetTask", map[string]any{"id": id})
-		if rpcErr != nil {
-			t.Fatalf("GetTask: %v", rpcErr)
-		}
-		st := bkStr(res, "status", "state")
-		if (st != "TASK_STATE_WORKING" && st != "TASK_STATE_SUBMITTED") || time.Now().After(deadline) {
-			return st
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	recv := newPushReceiver(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	slow := "backend echo {\n\t\tchunks 30\n\t\tdelay 100ms\n\t}"
 	gw := harness.StartGatewayWith(t, opsSite("owner", slow), harness.Options{Admin: true, Global: ownerGlobal(dataDir)})
 
-	res, rpcErr := opsRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
-		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/slow"}}})
+	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
+		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/slow"}}}, harness.Client(opsClient))
 	task, _ := res["task"].(map[string]any)
 	if rpcErr != nil || task == nil {
 		t.Fatalf("SendMessage: %v %v", res, rpcErr)
@@ -69,7 +51,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 			t.Errorf("%s: %v\n%s", args[0], err, out)
 		}
 	}
-	res, rpcErr = opsRPC(t, gw.URL, "GetTask", map[string]any{"id": id})
+	res, rpcErr = harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": id}, harness.Client(opsClient))
 	if st := bkStr(res, "status", "state"); rpcErr != nil || st != "TASK_STATE_WORKING" {
 		t.Fatalf("after validation the running task is %q (%v), want still WORKING: validation ran crash recovery", st, rpcErr)
 	}
@@ -80,7 +62,12 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 		t.Errorf("card description %q after the reload", d)
 	}
 
-	if st := ownerTaskState(t, gw.URL, id, 20*time.Second); st != "TASK_STATE_INPUT_REQUIRED" {
+	// Wait until the task is no longer WORKING or SUBMITTED (or 20s).
+	task, _ = harness.WaitTask(t, gw.URL, id, 20*time.Second, func(task map[string]any) bool {
+		st := harness.TaskState(task)
+		return st != "TASK_STATE_WORKING" && st != "TASK_STATE_SUBMITTED"
+	}, harness.Client(opsClient))
+	if st := harness.TaskState(task); st != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("the task ended %s, want INPUT_REQUIRED", st)
 	}
 	// Exactly one push, for the real end of the turn.
@@ -96,7 +83,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 		t.Errorf("%d push deliveries, want 1", len(hits))
 	}
 	// A new turn after the reload runs too.
-	res, rpcErr = opsRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("after", "", nil)})
+	res, rpcErr = harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("after", "", nil)}, harness.Client(opsClient))
 	if rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage after the reload: %v %v", res, rpcErr)
 	}
@@ -137,7 +124,7 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 		t.Errorf("second gateway's output lacks %q:\n%s", want, b.Output())
 	}
 	// The owner is unharmed.
-	if res, rpcErr := opsRPC(t, a.URL, "SendMessage", map[string]any{"message": bkMessage("still here", "", nil)}); rpcErr != nil || res["task"] == nil {
+	if res, rpcErr := harness.RPC(t, a.URL, "", "SendMessage", map[string]any{"message": bkMessage("still here", "", nil)}, harness.Client(opsClient)); rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage to the owner: %v %v", res, rpcErr)
 	}
 	// Once the owner is gone, even by kill -9, the directory is free: the
@@ -147,7 +134,7 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 		t.Fatal("the owner survived kill -9")
 	}
 	b.Start()
-	if res, rpcErr := opsRPC(t, b.URL, "SendMessage", map[string]any{"message": bkMessage("new owner", "", nil)}); rpcErr != nil || res["task"] == nil {
+	if res, rpcErr := harness.RPC(t, b.URL, "", "SendMessage", map[string]any{"message": bkMessage("new owner", "", nil)}, harness.Client(opsClient)); rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage to the new owner: %v %v", res, rpcErr)
 	}
 }
@@ -163,8 +150,8 @@ func TestOpsExecAgentDiesWithGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname exec-owner\n\t}\n\tbackend exec "+script+"\n}")
-	res, rpcErr := opsRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("sleep", "", nil),
-		"configuration": map[string]any{"returnImmediately": true}})
+	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("sleep", "", nil),
+		"configuration": map[string]any{"returnImmediately": true}}, harness.Client(opsClient))
 	if rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage: %v %v", res, rpcErr)
 	}
@@ -223,7 +210,7 @@ func TestOpsFirstRequestsWaitForStart(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-					res, err := pushRPCQuiet(gw.URL, "SendMessage", params)
+					res, err := harness.TryRPC(gw.URL, "", "SendMessage", params)
 					if err != nil && strings.Contains(err.Error(), "rpc error") {
 						failed.Store(err.Error())
 						return

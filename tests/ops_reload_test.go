@@ -6,8 +6,6 @@ package tests
 // goroutines.
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -100,44 +98,6 @@ func opsPushWorkers(t *testing.T, gw *harness.Gateway) (engines, goroutines int)
 		opsCountStacks(dump, "github.com/caddy-a2a/caddy-a2a/push.(*Engine).run")
 }
 
-// opsRPC calls a JSON-RPC method over a new connection (a keep-alive
-// connection to the server of an old configuration may be closed under a
-// request by the reload) and returns its result or error object.
-func opsRPC(t *testing.T, url, method string, params any) (result, rpcErr map[string]any) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := opsClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%s: bad JSON-RPC reply %d %s", method, resp.StatusCode, b)
-	}
-	return out.Result, out.Error
-}
-
-// opsPushSend sends a message with an inline push config to url and
-// returns the task.
-func opsPushSend(t *testing.T, gw, url string) map[string]any {
-	t.Helper()
-	res, rpcErr := opsRPC(t, gw, "SendMessage", map[string]any{"message": bkMessage("hello", "", nil),
-		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": url}}})
-	task, _ := res["task"].(map[string]any)
-	if rpcErr != nil || task == nil {
-		t.Fatalf("SendMessage: %v %v", res, rpcErr)
-	}
-	return task
-}
-
 // opsCard returns the served card's description.
 func opsCard(t *testing.T, url string) string {
 	t.Helper()
@@ -199,20 +159,16 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 	msg := bkMessage(prompt, "", nil)
 	body := map[string]any{"message": msg, "configuration": map[string]any{
 		"taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/streamed", "token": "tok-s"}}}
-	stream := opsStreamRaw(t, gw.URL, body)
+	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", body)
 
 	// Read a few chunks, then reload with a new card description.
 	var events []map[string]any
 	for len(events) < 5 {
-		select {
-		case ev, ok := <-stream:
-			if !ok {
-				t.Fatalf("stream ended before the reload after %d events", len(events))
-			}
-			events = append(events, ev)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no stream event within 10s (got %d)", len(events))
+		ev, ok := stream.Next(10 * time.Second)
+		if !ok {
+			t.Fatalf("stream ended before the reload after %d events", len(events))
 		}
+		events = append(events, ev)
 	}
 	taskID := bkStr(events[0], "task", "id")
 	if taskID == "" {
@@ -224,7 +180,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 		t.Errorf("card description %q right after the reload, want the new one", d)
 	}
 
-	events = append(events, bkCollect(t, stream, 30*time.Second)...)
+	events = append(events, stream.Rest(30*time.Second)...)
 	ended := time.Since(reloaded)
 	state, final := bkFinalText(events)
 	if state != "TASK_STATE_INPUT_REQUIRED" || final != answer {
@@ -256,7 +212,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 		t.Errorf("events missing from the stream: tool started %v, tool completed %v, usage %v, assistant final %v", toolStarted, toolCompleted, usage, assistantFinal)
 	}
 
-	res, rpcErr := opsRPC(t, gw.URL, "GetTask", map[string]any{"id": taskID})
+	res, rpcErr := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": taskID}, harness.Client(opsClient))
 	if rpcErr != nil || bkStr(res, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || bkStr(res, "status", "message", "parts", 0, "text") != answer {
 		t.Fatalf("GetTask after the reload: %v %v", res, rpcErr)
 	}
@@ -267,7 +223,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 		t.Errorf("push body of the streamed task: %v", hits[0].Body)
 	}
 	// A new task after the reload: its delivery arrives too.
-	task := opsPushSend(t, gw.URL, recv.srv.URL+"/after")
+	task := pushSend(t, gw.URL, map[string]any{"url": recv.srv.URL + "/after"}, harness.Client(opsClient))
 	recv.waitHits(t, "/after", 1, 10*time.Second)
 	time.Sleep(700 * time.Millisecond) // room for a duplicate
 	if n := len(recv.hits("/streamed")); n != 1 {
@@ -282,14 +238,6 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 	}
 }
 
-// opsStreamRaw opens SendStreamingMessage with params (message and
-// configuration) and returns a channel of the stream results, closed at the
-// end of the stream.
-func opsStreamRaw(t *testing.T, url string, params map[string]any) <-chan map[string]any {
-	t.Helper()
-	return streamResults(t, url, "", params)
-}
-
 // Several reloads leave the goroutine count flat: no worker set, janitor,
 // server or stream goroutine is left behind by an old configuration.
 func TestOpsReloadNoGoroutineLeak(t *testing.T) {
@@ -297,7 +245,7 @@ func TestOpsReloadNoGoroutineLeak(t *testing.T) {
 	gw := harness.StartGatewayWith(t, opsSite("generation 0", "backend echo"), harness.Options{Admin: true, GracePeriod: 200 * time.Millisecond})
 	work := func(i int) {
 		// One turn with a push delivery and one card fetch per generation.
-		opsPushSend(t, gw.URL, fmt.Sprintf("%s/gen%d", recv.srv.URL, i))
+		pushSend(t, gw.URL, map[string]any{"url": fmt.Sprintf("%s/gen%d", recv.srv.URL, i)}, harness.Client(opsClient))
 		recv.waitHits(t, fmt.Sprintf("/gen%d", i), 1, 10*time.Second)
 		if d := opsCard(t, gw.URL); d != fmt.Sprintf("generation %d", i) {
 			t.Fatalf("card description %q, want generation %d", d, i)

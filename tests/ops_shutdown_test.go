@@ -6,11 +6,7 @@ package tests
 // interrupted message, and leave no backend process behind.
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,7 +36,7 @@ func opsStartTurn(t *testing.T, url, text string, pushURL ...string) string {
 	if len(pushURL) > 0 {
 		cfg["taskPushNotificationConfig"] = map[string]any{"url": pushURL[0]}
 	}
-	res, rpcErr := opsRPC(t, url, "SendMessage", map[string]any{"message": bkMessage(text, "", nil), "configuration": cfg})
+	res, rpcErr := harness.RPC(t, url, "", "SendMessage", map[string]any{"message": bkMessage(text, "", nil), "configuration": cfg}, harness.Client(opsClient))
 	id := bkStr(res, "task", "id")
 	if rpcErr != nil || id == "" {
 		t.Fatalf("SendMessage: %v %v", res, rpcErr)
@@ -48,25 +44,10 @@ func opsStartTurn(t *testing.T, url, text string, pushURL ...string) string {
 	return id
 }
 
-// opsWaitWorking waits until the task is WORKING.
-func opsWaitWorking(t *testing.T, url, id string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, _ := opsRPC(t, url, "GetTask", map[string]any{"id": id})
-		if st := bkStr(res, "status", "state"); st == "TASK_STATE_WORKING" {
-			return
-		} else if time.Now().After(deadline) {
-			t.Fatalf("task %s is %s, want WORKING", id, st)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // opsTask returns a task's state and status text.
 func opsTask(t *testing.T, url, id string) (string, string) {
 	t.Helper()
-	res, rpcErr := opsRPC(t, url, "GetTask", map[string]any{"id": id})
+	res, rpcErr := harness.RPC(t, url, "", "GetTask", map[string]any{"id": id}, harness.Client(opsClient))
 	if rpcErr != nil {
 		t.Fatalf("GetTask %s: %v", id, rpcErr)
 	}
@@ -91,24 +72,12 @@ func opsWaitOutput(t *testing.T, gw *harness.Gateway, s string, within time.Dura
 // task.
 func opsNewTurnDuringShutdown(t *testing.T, url string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-		"params": map[string]any{"message": bkMessage("a new turn during shutdown", "", nil)}})
-	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := opsClient.Do(req)
+	out, err := harness.Request("POST", url, harness.Envelope("SendMessage", map[string]any{"message": bkMessage("a new turn during shutdown", "", nil)}), harness.Client(opsClient))
 	if err != nil {
 		return // the listener is closed: refused before any turn starts
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	_ = json.Unmarshal(b, &out)
 	if out.Result != nil || out.Error == nil || !strings.Contains(bkStr(out.Error, "message"), "shutting down") {
-		t.Errorf("a new turn during shutdown: HTTP %d %s; want the listener closed or an error saying the gateway is shutting down", resp.StatusCode, b)
+		t.Errorf("a new turn during shutdown: HTTP %d %s; want the listener closed or an error saying the gateway is shutting down", out.StatusCode, out.Raw)
 	}
 }
 
@@ -125,20 +94,20 @@ func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// About 1.5s per turn; 5s of grace_period and 5s of shutdown_timeout.
 			gw := harness.StartGatewayWith(t, opsShutdownSite("backend echo {\n\t\tchunks 10\n\t\tdelay 150ms\n\t}"), opsShutdownOpts(5*time.Second, 5*time.Second))
-			stream := opsStreamRaw(t, gw.URL, map[string]any{"message": bkMessage("streamed through the shutdown", "", nil)})
-			first := <-stream
+			stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("streamed through the shutdown", "", nil)})
+			first, _ := stream.Next(20 * time.Second)
 			streamed := bkStr(first, "task", "id")
 			recv := newPushReceiver(t)
 			background := opsStartTurn(t, gw.URL, "running in the background", recv.srv.URL+"/drained")
-			opsWaitWorking(t, gw.URL, background)
-			opsWaitWorking(t, gw.URL, streamed)
+			harness.WaitState(t, gw.URL, background, "TASK_STATE_WORKING", 10*time.Second, harness.Client(opsClient))
+			harness.WaitState(t, gw.URL, streamed, "TASK_STATE_WORKING", 10*time.Second, harness.Client(opsClient))
 
 			start := time.Now()
 			gw.Signal(sig)
 			opsWaitOutput(t, gw, "exiting;", 5*time.Second)
 			opsNewTurnDuringShutdown(t, gw.URL)
 
-			events := append([]map[string]any{first}, bkCollect(t, stream, 15*time.Second)...)
+			events := append([]map[string]any{first}, stream.Rest(15*time.Second)...)
 			if state, text := bkFinalText(events); state != "TASK_STATE_INPUT_REQUIRED" || text != "Echo: streamed through the shutdown" {
 				t.Errorf("the stream open at %s ended %s %q, want INPUT_REQUIRED with the whole answer", name, state, text)
 			}
@@ -174,11 +143,12 @@ func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
 func TestOpsShutdownFailsTurnsPastTheGracePeriod(t *testing.T) {
 	// About 10s per turn.
 	gw := harness.StartGatewayWith(t, opsShutdownSite("backend echo {\n\t\tchunks 40\n\t\tdelay 250ms\n\t}"), opsShutdownOpts(time.Second, time.Second))
-	stream := opsStreamRaw(t, gw.URL, map[string]any{"message": bkMessage("a long streamed turn", "", nil)})
-	streamed := bkStr(<-stream, "task", "id")
+	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("a long streamed turn", "", nil)})
+	first, _ := stream.Next(20 * time.Second)
+	streamed := bkStr(first, "task", "id")
 	ids := []string{streamed, opsStartTurn(t, gw.URL, "a long turn"), opsStartTurn(t, gw.URL, "another long turn")}
 	for _, id := range ids {
-		opsWaitWorking(t, gw.URL, id)
+		harness.WaitState(t, gw.URL, id, "TASK_STATE_WORKING", 10*time.Second, harness.Client(opsClient))
 	}
 
 	start := time.Now()
@@ -191,7 +161,7 @@ func TestOpsShutdownFailsTurnsPastTheGracePeriod(t *testing.T) {
 	}
 	// The process may exit before the stream's last event is written; if
 	// it was written, it is the interrupted failure.
-	state, text := bkFinalText(bkCollect(t, stream, 5*time.Second))
+	state, text := bkFinalText(stream.Rest(5 * time.Second))
 	switch state {
 	case "TASK_STATE_WORKING", "":
 		t.Logf("the open stream was cut before its final event")
@@ -209,7 +179,7 @@ func TestOpsShutdownFailsTurnsPastTheGracePeriod(t *testing.T) {
 			t.Errorf("task %s running at SIGTERM past the grace period: %s %q, want FAILED %q", id, state, text, agent.InterruptedMessage)
 		}
 	}
-	res, rpcErr := opsRPC(t, gw.URL, "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
+	res, rpcErr := harness.RPC(t, gw.URL, "", "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"}, harness.Client(opsClient))
 	if rpcErr != nil || bkGet(res, "tasks", 0) != nil {
 		t.Errorf("WORKING tasks after the restart: %v %v", res, rpcErr)
 	}
@@ -228,7 +198,7 @@ func TestOpsShutdownLeavesNoProcesses(t *testing.T) {
 			var pgids []int
 			if mode == "per_context" {
 				// An idle process: its turn ended, it waits for the next one.
-				res, rpcErr := opsRPC(t, gw.URL, "SendMessage", map[string]any{"message": bkMessage("count", "ops-idle", nil)})
+				res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("count", "ops-idle", nil)}, harness.Client(opsClient))
 				text := bkStr(res, "task", "status", "message", "parts", 0, "text")
 				if rpcErr != nil || !strings.HasPrefix(text, "turn 1 pid ") {
 					t.Fatalf("count: %v %v", res, rpcErr)
@@ -236,11 +206,11 @@ func TestOpsShutdownLeavesNoProcesses(t *testing.T) {
 				pgids = append(pgids, bkPID(t, text))
 			}
 			// A process in a turn (per_turn: `sleep 30` runs as its child).
-			slow, pid := bkWaitWorkingPID(t, bkStream(t, gw.URL, bkMessage("slow", "ops-slow", nil)))
+			slow, pid := bkWaitWorkingPID(t, harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "ops-slow", nil)}))
 			pgids = append(pgids, pid)
 			if mode == "per_turn" {
 				// A process that ignores the cancel and SIGTERM.
-				_, pid := bkWaitWorkingPID(t, bkStream(t, gw.URL, bkMessage("stubborn", "ops-stubborn", nil)))
+				_, pid := bkWaitWorkingPID(t, harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("stubborn", "ops-stubborn", nil)}))
 				pgids = append(pgids, pid)
 			}
 			for _, pg := range pgids {

@@ -5,19 +5,11 @@ package tests
 // the echo backend, spoken to over plain HTTP.
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,41 +24,12 @@ const (
 )
 
 // protoGateway is one caddy process with an explicit data directory, so
-// that durability tests can stop, kill and restart it on the same data.
+// that durability tests can stop, kill and restart it on the same data;
+// t is the current (sub)test, for failures.
 type protoGateway struct {
-	t       *testing.T // the current (sub)test, for failures
-	parent  *testing.T // the test that owns the process
-	URL     string
-	dir     string
-	dataDir string
-	cfgPath string
-	env     []string
-	port    int
-
-	httpsPort int
-	grace     time.Duration
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  *protoBuffer
-}
-
-type protoBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (p *protoBuffer) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.b.Write(b)
-}
-
-func (p *protoBuffer) String() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.b.String()
+	*harness.Gateway
+	t      *testing.T
+	parent *testing.T
 }
 
 // protoStart starts a gateway running backend (a line of the site's a2a
@@ -85,45 +48,20 @@ type protoOpts struct {
 
 func protoStartWith(t *testing.T, o protoOpts) *protoGateway {
 	t.Helper()
-	dir := t.TempDir()
-	if o.dataDir == "" {
-		o.dataDir = filepath.Join(dir, "data")
+	dataDir := o.dataDir
+	if dataDir == "" {
+		dataDir = "{{DIR}}/data"
 	}
-	if o.grace == 0 {
-		o.grace = time.Second
-	}
-	g := &protoGateway{t: t, parent: t, dir: dir, dataDir: o.dataDir, cfgPath: filepath.Join(dir, "Caddyfile"),
-		env: harness.Env(dir), out: &protoBuffer{}, port: harness.FreePort(t), httpsPort: harness.FreePort(t), grace: o.grace}
-	g.URL = fmt.Sprintf("http://127.0.0.1:%d", g.port)
-	g.writeConfig(o.backend)
-	t.Cleanup(func() {
-		g.stop()
-		if t.Failed() {
-			cfg, _ := os.ReadFile(g.cfgPath)
-			t.Logf("caddy output:\n%s\nCaddyfile:\n%s", g.out.String(), cfg)
-		}
-	})
-	g.start()
+	g := &protoGateway{t: t, parent: t}
+	g.Gateway = harness.StartGatewayWith(t, protoSite(o.backend), harness.Options{
+		Global: "a2a {\n\tdata_dir " + dataDir + "\n}", GracePeriod: o.grace, StartTimeout: 20 * time.Second})
+	t.Cleanup(g.stop) // before the harness's own stop: a slow stop is an error
 	return g
 }
 
-// writeConfig (re)writes the Caddyfile with backend; it applies at the
-// next start.
-func (g *protoGateway) writeConfig(backend string) {
-	cfg := fmt.Sprintf(`{
-	admin off
-	persist_config off
-	grace_period %[5]s
-	http_port %[1]d
-	https_port %[2]d
-	skip_install_trust
-	a2a {
-		data_dir %[3]s
-	}
-}
-
-http://127.0.0.1:%[1]d {
-	a2a {
+// protoSite is the site's a2a block with backend.
+func protoSite(backend string) string {
+	return `a2a {
 		card {
 			name proto-agent
 			description "Echo agent for the protocol end-to-end tests."
@@ -135,85 +73,29 @@ http://127.0.0.1:%[1]d {
 			}
 			output_modes text/plain
 		}
-		%[4]s
-	}
-}
-`, g.port, g.httpsPort, g.dataDir, backend, g.grace)
-	if err := os.WriteFile(g.cfgPath, []byte(cfg), 0o600); err != nil {
-		g.t.Fatal(err)
-	}
+		` + backend + `
+	}`
 }
 
+// writeConfig rewrites the Caddyfile with backend; it applies at the next
+// start.
+func (g *protoGateway) writeConfig(backend string) { g.Rewrite(protoSite(backend)) }
+
+// start starts the stopped or killed process again, waiting for /health.
 func (g *protoGateway) start() {
-	g.t.Helper()
 	g.t = g.parent
-	g.mu.Lock()
-	cmd := exec.Command(harness.Binary(g.t), "run", "--config", g.cfgPath, "--adapter", "caddyfile")
-	cmd.Dir = g.dir
-	cmd.Env = g.env
-	cmd.Stdout, cmd.Stderr = g.out, g.out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		g.mu.Unlock()
-		g.t.Fatalf("starting caddy: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	g.cmd, g.done = cmd, done
-	g.mu.Unlock()
-
-	deadline := time.Now().Add(20 * time.Second)
-	client := &http.Client{Timeout: time.Second}
-	for {
-		select {
-		case <-done:
-			g.t.Fatalf("caddy exited at start:\n%s", g.out.String())
-		default:
-		}
-		if resp, err := client.Get(g.URL + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			g.t.Fatalf("gateway not healthy after 20s:\n%s", g.out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	g.Start()
 }
 
 // stop sends SIGINT (graceful) and waits; SIGKILL after 15s.
 func (g *protoGateway) stop() {
-	g.mu.Lock()
-	cmd, done := g.cmd, g.done
-	g.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	select {
-	case <-done:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
+	if !g.StopWithin(15 * time.Second) {
 		g.parent.Errorf("caddy did not stop within 15s of SIGINT")
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
 	}
 }
 
 // kill simulates a crash: SIGKILL to the process group.
-func (g *protoGateway) kill() {
-	g.mu.Lock()
-	cmd, done := g.cmd, g.done
-	g.mu.Unlock()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
-}
+func (g *protoGateway) kill() { g.Kill() }
 
 // ---------------------------------------------------------------- client
 
@@ -311,43 +193,13 @@ func protoMsg(text, contextID, taskID string) map[string]any {
 
 func (g *protoGateway) request(method, path string, body []byte, hdr map[string]string) (*http.Response, []byte) {
 	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, g.URL+path, rd)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	req.Header.Set("A2A-Version", "1.0")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		g.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		g.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp, b
+	r := harness.Do(g.t, method, g.URL+path, string(body), harness.Headers(hdr))
+	return r.Response, r.Raw
 }
 
 func (g *protoGateway) rpc(method string, params any) protoReply {
 	g.t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	resp, b := g.request("POST", "/", body, nil)
+	resp, b := g.request("POST", "/", []byte(harness.Envelope(method, params)), nil)
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		g.t.Fatalf("%s: HTTP %d %q %s", method, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
@@ -403,111 +255,71 @@ func (g *protoGateway) getTask(id string) protoTask {
 
 func (g *protoGateway) waitState(id, state string, d time.Duration) protoTask {
 	g.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		task := g.getTask(id)
-		if task.Status.State == state {
-			return task
-		}
-		if time.Now().After(deadline) {
-			g.t.Fatalf("task %s is %s after %v, want %s", id, task.Status.State, d, state)
-		}
-		time.Sleep(25 * time.Millisecond)
+	var task protoTask
+	b, _ := json.Marshal(harness.WaitState(g.t, g.URL, id, state, d))
+	if err := json.Unmarshal(b, &task); err != nil {
+		g.t.Fatalf("GetTask %s: %v: %s", id, err, b)
 	}
+	return task
 }
 
-// protoSSE is an open event stream.
+// protoSSE is an open event stream of StreamResponse events.
 type protoSSE struct {
-	t      *testing.T
-	resp   *http.Response
-	br     *bufio.Reader
-	cancel context.CancelFunc
-	rpc    bool
+	*harness.Stream
+	t   *testing.T
+	rpc bool
 }
 
-// stream opens an SSE stream: a JSON-RPC call (path "/") or a REST route.
+// stream opens an HTTP+JSON stream (a REST route).
 func (g *protoGateway) stream(method, path string, body []byte) *protoSSE {
 	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, _ := http.NewRequestWithContext(ctx, method, g.URL+path, rd)
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Accept", "text/event-stream")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		g.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		cancel()
-		g.t.Fatalf("%s %s: HTTP %d %q, want an event stream: %s", method, path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
-	}
-	s := &protoSSE{t: g.t, resp: resp, br: bufio.NewReader(resp.Body), cancel: cancel, rpc: path == "/"}
-	g.t.Cleanup(s.close)
-	return s
+	return &protoSSE{Stream: harness.StreamHTTP(g.t, method, g.URL+path, string(body)), t: g.t}
 }
 
+// rpcStream opens a JSON-RPC stream with id "s1".
 func (g *protoGateway) rpcStream(method string, params any) *protoSSE {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "s1", "method": method, "params": params})
-	return g.stream("POST", "/", body)
+	g.t.Helper()
+	return &protoSSE{Stream: harness.StreamRPC(g.t, g.URL, "", method, params, harness.ID("s1")), t: g.t, rpc: true}
 }
 
-func (s *protoSSE) close() {
-	s.cancel()
-	s.resp.Body.Close()
+func (s *protoSSE) close() { s.Close() }
+
+// decode checks one event (a JSON-RPC event answers id "s1" without an
+// error) and decodes its StreamResponse.
+func (s *protoSSE) decode(ev harness.Event) protoEvent {
+	s.t.Helper()
+	if s.rpc && (string(ev.ID) != `"s1"` || ev.Error != nil) {
+		s.t.Fatalf("stream event: id %s error %+v", ev.ID, ev.Error)
+	}
+	var out protoEvent
+	if err := json.Unmarshal(ev.Data, &out); err != nil {
+		s.t.Fatalf("event is not a StreamResponse: %v: %s", err, ev.Data)
+	}
+	return out
 }
 
 // next returns the next event, or false at the end of the stream.
 func (s *protoSSE) next() (protoEvent, bool) {
 	s.t.Helper()
-	for {
-		line, err := s.br.ReadString('\n')
-		if err != nil {
-			return protoEvent{}, false
-		}
-		line = strings.TrimRight(line, "\r\n")
-		data, ok := strings.CutPrefix(line, "data:")
-		if !ok {
-			continue
-		}
-		data = strings.TrimSpace(data)
-		raw := []byte(data)
-		if s.rpc {
-			var rep protoReply
-			if err := json.Unmarshal(raw, &rep); err != nil {
-				s.t.Fatalf("data line is not JSON: %v: %s", err, data)
-			}
-			if string(rep.ID) != `"s1"` || rep.Error != nil {
-				s.t.Fatalf("stream event: id %s error %+v", rep.ID, rep.Error)
-			}
-			raw = rep.Result
-		}
-		var ev protoEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			s.t.Fatalf("event is not a StreamResponse: %v: %s", err, raw)
-		}
-		return ev, true
+	ev, ok := s.NextEvent(60 * time.Second)
+	if !ok {
+		return protoEvent{}, false
 	}
+	return s.decode(ev), true
 }
 
-func (s *protoSSE) all() []protoEvent {
+// rest reads the stream to its end; it fails the test when the stream has
+// not ended within d.
+func (s *protoSSE) rest(d time.Duration) []protoEvent {
+	s.t.Helper()
 	var out []protoEvent
-	for {
-		ev, ok := s.next()
-		if !ok {
-			return out
-		}
-		out = append(out, ev)
+	for _, ev := range s.RestEvents(d) {
+		out = append(out, s.decode(ev))
 	}
+	return out
 }
+
+func (s *protoSSE) all() []protoEvent { return s.rest(60 * time.Second) }
 
 func protoStates(evs []protoEvent) string {
 	var s []string
@@ -754,8 +566,8 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 		if task.Status.State != "TASK_STATE_FAILED" {
 			t.Fatalf("empty message: %s", task.Status.State)
 		}
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "SubscribeToTask", "params": map[string]any{"id": task.ID}})
-		resp, b := g.request("POST", "/", body, nil)
+		r := harness.Call(t, g.URL, "", "SubscribeToTask", map[string]any{"id": task.ID}, harness.ID(3))
+		resp, b := r.Response, r.Raw
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(b), `"code":-32004`) {
 			t.Errorf("subscribe to terminal: %q %s", resp.Header.Get("Content-Type"), b)
 		}

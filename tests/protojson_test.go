@@ -9,9 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,59 +32,6 @@ const pjSite = `a2a {
 		max_attempts 1
 	}
 }`
-
-// pjReply is one HTTP answer.
-type pjReply struct {
-	status int
-	ct     string
-	body   []byte
-}
-
-// pjPost posts body with Content-Type ct and A2A-Version 1.0.
-func pjPost(t *testing.T, url, ct, body string) pjReply {
-	t.Helper()
-	return pjDo(t, "POST", url, ct, body)
-}
-
-func pjDo(t *testing.T, method, url, ct, body string) pjReply {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct != "" {
-		req.Header.Set("Content-Type", ct)
-	}
-	req.Header.Set("A2A-Version", "1.0")
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return pjReply{status: resp.StatusCode, ct: resp.Header.Get("Content-Type"), body: b}
-}
-
-// pjRPC sends one JSON-RPC call whose params are the raw JSON text given
-// (so that the key spelling is exactly what a proto-generated client sends).
-func pjRPC(t *testing.T, url, method, params string) (map[string]any, map[string]any) {
-	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
-	r := pjPost(t, url+"/", "application/json", body)
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.Unmarshal(r.body, &out); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, r.body)
-	}
-	return out.Result, out.Error
-}
 
 // pjReason returns the ErrorInfo reason and the BadRequest fields of an
 // error's details (JSON-RPC data or google.rpc.Status details).
@@ -120,9 +65,9 @@ func TestProtoJSONFieldNames(t *testing.T) {
 
 	// SendMessage with message_id, context_id, role 1, media_type and
 	// return_immediately: the slow turn is still running when it answers.
-	res, rerr := pjRPC(t, gw.URL, "SendMessage", `{"message":{"message_id":"pj-m1","context_id":"`+ctxID+`","role":1,
+	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(`{"message":{"message_id":"pj-m1","context_id":"`+ctxID+`","role":1,
 		"parts":[{"text":"snake case","media_type":"text/plain"}],"metadata":{"user_key":{"nested_key":"v"}}},
-		"configuration":{"return_immediately":true,"accepted_output_modes":["text/plain"]}}`)
+		"configuration":{"return_immediately":true,"accepted_output_modes":["text/plain"]}}`))
 	if rerr != nil {
 		t.Fatalf("snake SendMessage: %v", rerr)
 	}
@@ -138,24 +83,24 @@ func TestProtoJSONFieldNames(t *testing.T) {
 
 	// An inline push config, all in proto names (configuration →
 	// task_push_notification_config → authentication).
-	res, rerr = pjRPC(t, gw.URL, "SendMessage", `{"message":{"message_id":"pj-m2","role":"ROLE_USER","parts":[{"text":"x"}]},
+	res, rerr = harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(`{"message":{"message_id":"pj-m2","role":"ROLE_USER","parts":[{"text":"x"}]},
 		"configuration":{"return_immediately":true,"task_push_notification_config":{"url":"http://127.0.0.1:9/inline","token":"tok",
-		"authentication":{"scheme":"Bearer","credentials":"c"}}}}`)
+		"authentication":{"scheme":"Bearer","credentials":"c"}}}}`))
 	if rerr != nil {
 		t.Fatalf("snake inline push config: %v", rerr)
 	}
 	inline, _ := res["task"].(map[string]any)
-	got, rerr := pjRPC(t, gw.URL, "GetTaskPushNotificationConfig", fmt.Sprintf(`{"task_id":%q,"id":%q}`, inline["id"], inline["id"]))
+	got, rerr := harness.RPC(t, gw.URL, "", "GetTaskPushNotificationConfig", json.RawMessage(fmt.Sprintf(`{"task_id":%q,"id":%q}`, inline["id"], inline["id"])))
 	if rerr != nil || got["url"] != "http://127.0.0.1:9/inline" || got["token"] != "tok" {
 		t.Fatalf("inline config read back: %v %v", got, rerr)
 	}
 
 	// CreateTaskPushNotificationConfig with task_id.
-	cfg, rerr := pjRPC(t, gw.URL, "CreateTaskPushNotificationConfig", `{"task_id":"`+id+`","url":"http://127.0.0.1:9/hook"}`)
+	cfg, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", json.RawMessage(`{"task_id":"`+id+`","url":"http://127.0.0.1:9/hook"}`))
 	if rerr != nil || cfg["taskId"] != id || cfg["id"] == "" {
 		t.Fatalf("CreateTaskPushNotificationConfig task_id: %v %v", cfg, rerr)
 	}
-	list, rerr := pjRPC(t, gw.URL, "ListTaskPushNotificationConfigs", `{"task_id":"`+id+`","page_size":10}`)
+	list, rerr := harness.RPC(t, gw.URL, "", "ListTaskPushNotificationConfigs", json.RawMessage(`{"task_id":"`+id+`","page_size":10}`))
 	if cs, _ := list["configs"].([]any); rerr != nil || len(cs) != 1 {
 		t.Fatalf("ListTaskPushNotificationConfigs task_id: %v %v", list, rerr)
 	}
@@ -164,7 +109,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 	// in the ListTasks filter).
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		lt, rerr := pjRPC(t, gw.URL, "ListTasks", `{"context_id":"`+ctxID+`","status":6,"history_length":0,"include_artifacts":false}`)
+		lt, rerr := harness.RPC(t, gw.URL, "", "ListTasks", json.RawMessage(`{"context_id":"`+ctxID+`","status":6,"history_length":0,"include_artifacts":false}`))
 		if rerr != nil {
 			t.Fatalf("ListTasks snake: %v", rerr)
 		}
@@ -182,7 +127,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 
 	// GetTask history_length 0: no history; without it, the history holds
 	// the client message (metadata keys as sent) and the answer.
-	full, rerr := pjRPC(t, gw.URL, "GetTask", `{"id":"`+id+`"}`)
+	full, rerr := harness.RPC(t, gw.URL, "", "GetTask", json.RawMessage(`{"id":"`+id+`"}`))
 	hist, _ := full["history"].([]any)
 	if rerr != nil || len(hist) < 2 {
 		t.Fatalf("GetTask: %v %v", full, rerr)
@@ -193,34 +138,34 @@ func TestProtoJSONFieldNames(t *testing.T) {
 	if first["messageId"] != "pj-m1" || first["role"] != "ROLE_USER" || uk["nested_key"] != "v" {
 		t.Errorf("stored message: %v", first)
 	}
-	none, rerr := pjRPC(t, gw.URL, "GetTask", `{"id":"`+id+`","history_length":0}`)
+	none, rerr := harness.RPC(t, gw.URL, "", "GetTask", json.RawMessage(`{"id":"`+id+`","history_length":0}`))
 	if rerr != nil || none["id"] != id {
 		t.Fatalf("GetTask history_length 0: %v %v", none, rerr)
 	}
 	if h, ok := none["history"]; ok {
 		t.Errorf("GetTask history_length 0 returned history %v", h)
 	}
-	r := pjDo(t, "GET", gw.URL+"/tasks/"+id+"?history_length=0", "", "")
-	if r.status != 200 || bytes.Contains(r.body, []byte(`"history"`)) || !bytes.Contains(r.body, []byte(`"contextId"`)) {
-		t.Errorf("REST GET ?history_length=0: %d %s", r.status, r.body)
+	r := harness.Do(t, "GET", gw.URL+"/tasks/"+id+"?history_length=0", "")
+	if r.StatusCode != 200 || bytes.Contains(r.Raw, []byte(`"history"`)) || !bytes.Contains(r.Raw, []byte(`"contextId"`)) {
+		t.Errorf("REST GET ?history_length=0: %d %s", r.StatusCode, r.Raw)
 	}
-	r = pjDo(t, "GET", gw.URL+"/tasks?context_id="+ctxID+"&page_size=1&history_length=1", "", "")
+	r = harness.Do(t, "GET", gw.URL+"/tasks?context_id="+ctxID+"&page_size=1&history_length=1", "")
 	var lr struct {
 		Tasks []struct {
 			ID      string `json:"id"`
 			History []any  `json:"history"`
 		} `json:"tasks"`
 	}
-	if err := json.Unmarshal(r.body, &lr); err != nil || r.status != 200 || len(lr.Tasks) != 1 || lr.Tasks[0].ID != id || len(lr.Tasks[0].History) != 1 {
-		t.Errorf("REST GET /tasks snake query: %d %s", r.status, r.body)
+	if err := json.Unmarshal(r.Raw, &lr); err != nil || r.StatusCode != 200 || len(lr.Tasks) != 1 || lr.Tasks[0].ID != id || len(lr.Tasks[0].History) != 1 {
+		t.Errorf("REST GET /tasks snake query: %d %s", r.StatusCode, r.Raw)
 	}
 
 	// Both spellings of one field: invalid params naming the field.
-	_, rerr = pjRPC(t, gw.URL, "GetTask", `{"id":"`+id+`","historyLength":1,"history_length":0}`)
+	_, rerr = harness.RPC(t, gw.URL, "", "GetTask", json.RawMessage(`{"id":"`+id+`","historyLength":1,"history_length":0}`))
 	if reason, fields := pjReason(rerr["data"]); rerr["code"] != float64(-32602) || reason != "INVALID_PARAMS" || len(fields) != 1 || fields[0] != "historyLength" {
 		t.Errorf("both spellings: %v", rerr)
 	}
-	_, rerr = pjRPC(t, gw.URL, "SendMessage", `{"message":{"messageId":"a","message_id":"b","role":1,"parts":[{"text":"x"}]}}`)
+	_, rerr = harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(`{"message":{"messageId":"a","message_id":"b","role":1,"parts":[{"text":"x"}]}}`))
 	if _, fields := pjReason(rerr["data"]); len(fields) != 1 || fields[0] != "message.messageId" {
 		t.Errorf("both spellings in the message: %v", rerr)
 	}
@@ -240,11 +185,11 @@ func TestContentTypes(t *testing.T) {
 	}
 	for i, p := range parts {
 		params := fmt.Sprintf(`{"message":{"messageId":"ct-%d","role":"ROLE_USER","parts":[%s]}}`, i, p)
-		_, rerr := pjRPC(t, gw.URL, "SendMessage", params)
+		_, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(params))
 		if reason, _ := pjReason(rerr["data"]); rerr["code"] != float64(-32005) || reason != "CONTENT_TYPE_NOT_SUPPORTED" {
 			t.Errorf("JSON-RPC part %s: %v", p, rerr)
 		}
-		r := pjPost(t, gw.URL+"/message:send", "application/json", params)
+		r := harness.Post(t, gw.URL+"/message:send", params)
 		var body struct {
 			Error struct {
 				Code    int    `json:"code"`
@@ -252,47 +197,47 @@ func TestContentTypes(t *testing.T) {
 				Details any    `json:"details"`
 			} `json:"error"`
 		}
-		_ = json.Unmarshal(r.body, &body)
+		_ = json.Unmarshal(r.Raw, &body)
 		reason, _ := pjReason(body.Error.Details)
-		if r.status != http.StatusUnsupportedMediaType || body.Error.Code != 415 || reason != "CONTENT_TYPE_NOT_SUPPORTED" || r.ct != "application/json" {
-			t.Errorf("REST part %s: %d %q %s", p, r.status, r.ct, r.body)
+		if r.StatusCode != http.StatusUnsupportedMediaType || body.Error.Code != 415 || reason != "CONTENT_TYPE_NOT_SUPPORTED" || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("REST part %s: %d %q %s", p, r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 		}
 	}
 	// Output modes the agent cannot produce.
 	params := `{"message":{"messageId":"ct-out","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":{"accepted_output_modes":["image/png"]}}`
-	if _, rerr := pjRPC(t, gw.URL, "SendMessage", params); rerr["code"] != float64(-32005) {
+	if _, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(params)); rerr["code"] != float64(-32005) {
 		t.Errorf("JSON-RPC acceptedOutputModes: %v", rerr)
 	}
-	if r := pjPost(t, gw.URL+"/message:send", "application/json", params); r.status != 415 {
-		t.Errorf("REST acceptedOutputModes: %d %s", r.status, r.body)
+	if r := harness.Post(t, gw.URL+"/message:send", params); r.StatusCode != 415 {
+		t.Errorf("REST acceptedOutputModes: %d %s", r.StatusCode, r.Raw)
 	}
 
 	// Success and error answers are application/json; requests may be
 	// application/json or application/a2a+json, with parameters.
 	var id string
 	for i, ct := range []string{"application/json", "application/a2a+json", "application/json; charset=utf-8", "application/a2a+json; charset=utf-8"} {
-		r := pjPost(t, gw.URL+"/message:send", ct, fmt.Sprintf(`{"message":{"messageId":"ok-%d","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, i))
+		r := harness.Post(t, gw.URL+"/message:send", fmt.Sprintf(`{"message":{"messageId":"ok-%d","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, i), harness.Header("Content-Type", ct))
 		var res struct {
 			Task struct {
 				ID string `json:"id"`
 			} `json:"task"`
 		}
-		if err := json.Unmarshal(r.body, &res); err != nil || r.status != 200 || r.ct != "application/json" || res.Task.ID == "" {
-			t.Errorf("request Content-Type %q: %d %q %s", ct, r.status, r.ct, r.body)
+		if err := json.Unmarshal(r.Raw, &res); err != nil || r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || res.Task.ID == "" {
+			t.Errorf("request Content-Type %q: %d %q %s", ct, r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 		}
 		id = res.Task.ID
 	}
-	if r := pjDo(t, "GET", gw.URL+"/tasks/"+id, "", ""); r.status != 200 || r.ct != "application/json" {
-		t.Errorf("GET /tasks/{id}: %d %q", r.status, r.ct)
+	if r := harness.Do(t, "GET", gw.URL+"/tasks/"+id, ""); r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("GET /tasks/{id}: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if r := pjDo(t, "GET", gw.URL+"/tasks/no-such-task", "", ""); r.status != 404 || r.ct != "application/json" {
-		t.Errorf("REST error: %d %q", r.status, r.ct)
+	if r := harness.Do(t, "GET", gw.URL+"/tasks/no-such-task", ""); r.StatusCode != 404 || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("REST error: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if r := pjPost(t, gw.URL+"/message:send", "text/plain", `{}`); r.status != 400 || r.ct != "application/json" {
-		t.Errorf("REST wrong request type: %d %q %s", r.status, r.ct, r.body)
+	if r := harness.Post(t, gw.URL+"/message:send", `{}`, harness.Header("Content-Type", "text/plain")); r.StatusCode != 400 || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("REST wrong request type: %d %q %s", r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 	}
 	// The card keeps its registered type.
-	if r := pjDo(t, "GET", gw.URL+"/.well-known/agent-card.json", "", ""); r.ct != "application/a2a+json" {
-		t.Errorf("card Content-Type %q", r.ct)
+	if r := harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", ""); r.Header.Get("Content-Type") != "application/a2a+json" {
+		t.Errorf("card Content-Type %q", r.Header.Get("Content-Type"))
 	}
 }

@@ -4,7 +4,6 @@ package tests
 // survive kill -9; two gateways share one Redis consumer group.
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -92,7 +91,7 @@ func sendMany(t *testing.T, gw string, n int, url string) []string {
 					"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprintf("m-%d-%d", time.Now().UnixNano(), i), "parts": []any{map[string]any{"text": "x"}}},
 					"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": url, "token": "t"}},
 				}
-				res, rerr := pushRPCQuiet(gw, "SendMessage", params)
+				res, rerr := harness.TryRPC(gw, "", "SendMessage", params)
 				if rerr != nil {
 					failed.Store(rerr.Error())
 					return
@@ -107,29 +106,6 @@ func sendMany(t *testing.T, gw string, n int, url string) []string {
 		t.Fatalf("SendMessage: %v", v)
 	}
 	return ids
-}
-
-func pushRPCQuiet(url, method string, params any) (map[string]any, error) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url+"/", bytesReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, err
-	}
-	if out.Error != nil {
-		return nil, fmt.Errorf("rpc error %v", out.Error)
-	}
-	return out.Result, nil
 }
 
 func waitFor(t *testing.T, within time.Duration, cond func() bool) bool {
@@ -249,5 +225,3 @@ func TestPushTwoGatewaysOneGroup(t *testing.T) {
 	t.Logf("after SIGKILL of one gateway all %d deliveries arrived within %v (lease 1.5s); %d requests (%d duplicates)",
 		len(ids2), time.Since(killedAt).Round(100*time.Millisecond), slow.total.Load(), slow.total.Load()-int64(len(ids2)))
 }
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

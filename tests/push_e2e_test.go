@@ -5,7 +5,6 @@ package tests
 // `caddy a2a push dead` CLI.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,36 +90,15 @@ func (r *pushReceiver) waitHits(t *testing.T, path string, n int, within time.Du
 	return nil
 }
 
-// pushRPC posts one JSON-RPC call and returns result and error objects.
-func pushRPC(t *testing.T, url, method string, params any) (map[string]any, map[string]any) {
-	t.Helper()
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", url+"/", bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		t.Fatalf("%s: decoding: %v", method, err)
-	}
-	return out.Result, out.Error
-}
-
-// pushSend sends a message with an inline push config and returns the task.
-func pushSend(t *testing.T, gw string, cfg map[string]any) map[string]any {
+// pushSend sends a message with an inline push config and returns the task;
+// opts tune the request (e.g. harness.Client).
+func pushSend(t *testing.T, gw string, cfg map[string]any, opts ...harness.Option) map[string]any {
 	t.Helper()
 	params := map[string]any{
 		"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprint(time.Now().UnixNano()), "parts": []any{map[string]any{"text": "hello"}}},
 		"configuration": map[string]any{"taskPushNotificationConfig": cfg},
 	}
-	res, rerr := pushRPC(t, gw, "SendMessage", params)
+	res, rerr := harness.RPC(t, gw, "", "SendMessage", params, opts...)
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -192,7 +170,7 @@ func TestPushE2E(t *testing.T) {
 			}
 
 			// The config reads back with the task id as its id (PUSH-1).
-			got, rerr := pushRPC(t, gw.URL, "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
+			got, rerr := harness.RPC(t, gw.URL, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
 			if rerr != nil || got["url"] != recv.srv.URL+"/ok" || got["token"] != "tok-1" {
 				t.Fatalf("get config: %v %v", got, rerr)
 			}

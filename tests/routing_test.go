@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -29,13 +27,7 @@ func TestUnknownPathNotFound(t *testing.T) {
 		{"GET", "/tasks/x/y/z"},
 		{"GET", "/.well-known/nothing"},
 	} {
-		req, _ := http.NewRequest(c.method, gw.URL+c.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := do(t, c.method, gw.URL+c.path, nil)
 		if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/json" ||
 			string(b) != `{"error":{"code":404,"status":"NOT_FOUND","message":"Not found"}}` {
 			t.Errorf("%s %s: %d %q %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
@@ -51,7 +43,7 @@ func TestUnknownPathNotFound(t *testing.T) {
 	}
 
 	// A task made without a tenant is not reachable under one.
-	res, rerr := pushRPC(t, gw.URL, "SendMessage", map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": "m1", "parts": []any{map[string]any{"text": "hi"}}}})
+	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": "m1", "parts": []any{map[string]any{"text": "hi"}}}})
 	task, _ := res["task"].(map[string]any)
 	if rerr != nil || task == nil {
 		t.Fatalf("SendMessage: %v %v", res, rerr)
@@ -61,7 +53,7 @@ func TestUnknownPathNotFound(t *testing.T) {
 	if resp.StatusCode != 404 || !strings.Contains(string(body), "TASK_NOT_FOUND") || strings.Contains(string(body), id+`","contextId`) {
 		t.Fatalf("GET /acme/tasks/{id}: %d %s", resp.StatusCode, body)
 	}
-	_, rerr = pushRPC(t, gw.URL, "GetTask", map[string]any{"tenant": "acme", "id": id})
+	_, rerr = harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"tenant": "acme", "id": id})
 	if rerr == nil || rerr["code"] != float64(-32001) {
 		t.Fatalf("GetTask with tenant acme: %v", rerr)
 	}

@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -42,22 +38,7 @@ func scopeSites(extra string) string {
 // scopeCall sends one JSON-RPC call to host with token and decodes the reply.
 func scopeCall(t *testing.T, g *harness.Gateway, host, token, method string, params any) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+host+":"+strings.TrimPrefix(g.Addr, "127.0.0.1:")+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s on %s: %v: %s", method, host, err, raw)
-	}
-	return out
+	return harness.Call(t, "http://"+host+":"+strings.TrimPrefix(g.Addr, "127.0.0.1:")+"/", token, method, params).JSON(t)
 }
 
 // TestOwnerScopeSeparatesSites: two sites on one data directory whose

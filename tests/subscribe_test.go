@@ -10,23 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// subAll reads the rest of s in the background and fails the test when the
-// stream has not ended within d.
-func subAll(t *testing.T, s *protoSSE, d time.Duration) []protoEvent {
-	t.Helper()
-	done := make(chan []protoEvent, 1)
-	go func() { done <- s.all() }()
-	select {
-	case evs := <-done:
-		return evs
-	case <-time.After(d):
-		s.close()
-		t.Fatalf("stream still open after %v", d)
-		return nil
-	}
-}
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
 
 // subFirst reads the first event of s and checks it is the Task in state.
 func subFirst(t *testing.T, s *protoSSE, id, state string) {
@@ -50,18 +36,19 @@ func subCheckFollowUp(t *testing.T, evs []protoEvent, prompt string) {
 	}
 }
 
-// subStaysOpen checks that s delivers nothing and does not end within d;
-// it returns the event that arrived afterwards, read in the background.
-func subStaysOpen(t *testing.T, s *protoSSE, d time.Duration) <-chan []protoEvent {
+// subStaysOpen checks that s does not end within d; it returns the
+// events that arrived meanwhile.
+func subStaysOpen(t *testing.T, s *protoSSE, d time.Duration) []protoEvent {
 	t.Helper()
-	done := make(chan []protoEvent, 1)
-	go func() { done <- s.all() }()
-	select {
-	case evs := <-done:
-		t.Fatalf("stream on an input-required task ended without new work: %s", protoStates(evs))
-	case <-time.After(d):
+	raw, ended := s.Within(d)
+	var evs []protoEvent
+	for _, ev := range raw {
+		evs = append(evs, s.decode(ev))
 	}
-	return done
+	if ended {
+		t.Fatalf("stream on an input-required task ended without new work: %s", protoStates(evs))
+	}
+	return evs
 }
 
 func TestSubscribeInputRequiredFollowUp(t *testing.T) {
@@ -80,12 +67,7 @@ func TestSubscribeInputRequiredFollowUp(t *testing.T) {
 		if got.ID != task.ID || got.Status.State != "TASK_STATE_INPUT_REQUIRED" {
 			t.Fatalf("follow-up: %s %s", got.ID, got.Status.State)
 		}
-		select {
-		case evs := <-rest:
-			subCheckFollowUp(t, evs, "second")
-		case <-time.After(10 * time.Second):
-			t.Fatal("subscriber stream did not end after the follow-up's final event")
-		}
+		subCheckFollowUp(t, append(rest, s.rest(10*time.Second)...), "second")
 	})
 
 	// (b) Several subscribers, JSON-RPC and REST, get the same events as the
@@ -99,13 +81,13 @@ func TestSubscribeInputRequiredFollowUp(t *testing.T) {
 			subFirst(t, s, task.ID, "TASK_STATE_INPUT_REQUIRED")
 		}
 		own := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg("third one", "", task.ID)})
-		ownEvs := subAll(t, own, 10*time.Second)
+		ownEvs := own.rest(10 * time.Second)
 		if len(ownEvs) < 2 || ownEvs[0].Task == nil {
 			t.Fatalf("follow-up stream %s", protoStates(ownEvs))
 		}
 		want, _ := json.Marshal(ownEvs[1:])
 		for i, s := range []*protoSSE{a, b, c} {
-			evs := subAll(t, s, 10*time.Second)
+			evs := s.rest(10 * time.Second)
 			subCheckFollowUp(t, evs, "third one")
 			if got, _ := json.Marshal(evs); string(got) != string(want) {
 				t.Errorf("subscriber %d events differ from the follow-up stream's:\n%s\n%s", i+1, got, want)
@@ -116,8 +98,8 @@ func TestSubscribeInputRequiredFollowUp(t *testing.T) {
 	t.Run("TerminalIsPlainJSON", func(t *testing.T) {
 		g.t = t
 		failed := g.send(map[string]any{"message": protoMsg("", "", "")})
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "SubscribeToTask", "params": map[string]any{"id": failed.ID}})
-		resp, b := g.request("POST", "/", body, nil)
+		r := harness.Call(t, g.URL, "", "SubscribeToTask", map[string]any{"id": failed.ID}, harness.ID(3))
+		resp, b := r.Response, r.Raw
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(b), `"code":-32004`) {
 			t.Errorf("subscribe to a terminal task: %q %s", resp.Header.Get("Content-Type"), b)
 		}
@@ -136,7 +118,7 @@ func TestSubscribeIdleTimeout(t *testing.T) {
 		start := time.Now()
 		s := open()
 		subFirst(t, s, task.ID, "TASK_STATE_INPUT_REQUIRED")
-		evs := subAll(t, s, 6*time.Second)
+		evs := s.rest(6 * time.Second)
 		took := time.Since(start)
 		if len(evs) != 1 || evs[0].Task == nil || evs[0].state() != "TASK_STATE_INPUT_REQUIRED" {
 			t.Errorf("after the idle timeout: %s, want one final Task snapshot", protoStates(evs))
@@ -166,7 +148,7 @@ func TestSubscribeInputRequiredCanceled(t *testing.T) {
 		t.Fatalf("CancelTask: %s", c.Status.State)
 	}
 	for i, s := range []*protoSSE{a, b} {
-		evs := subAll(t, s, 10*time.Second)
+		evs := s.rest(10 * time.Second)
 		if len(evs) != 1 || evs[0].StatusUpdate == nil || evs[0].state() != "TASK_STATE_CANCELED" ||
 			evs[0].StatusUpdate.Status.Message.text() != "Task canceled." {
 			t.Errorf("subscriber %d after cancel: %s, want the CANCELED status update", i+1, protoStates(evs))
@@ -200,7 +182,7 @@ func TestSubscribeRunningTaskCanceled(t *testing.T) {
 		}
 		var seqs []string
 		for i, s := range subs {
-			evs := subAll(t, s, 10*time.Second)
+			evs := s.rest(10 * time.Second)
 			if len(evs) == 0 || evs[len(evs)-1].StatusUpdate == nil || evs[len(evs)-1].state() != "TASK_STATE_CANCELED" {
 				t.Errorf("%d subscribers: subscriber %d got %s, want the CANCELED status update last", n, i+1, protoStates(evs))
 			}

@@ -264,24 +264,6 @@ func trustJWT(t *testing.T, secret, iss, aud, sub string, exp time.Time) string 
 	return s
 }
 
-func trustRPC(t *testing.T, u, token, method string) (int, []byte) {
-	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{}}`
-	req, _ := http.NewRequest(http.MethodPost, u+"/", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
-}
-
 // AUTH-3 and CARD-8: with `auth { jwt {…} }` the card advertises
 // bearerAuth with bearerFormat JWT and extendedAgentCard; a valid JWT gets
 // the extended card (runtime details, signed like the public card, no
@@ -323,11 +305,12 @@ func TestTrustJWTAndExtendedCard(t *testing.T) {
 		"wrong secret": trustJWT(t, strings.Repeat("x", 40), "https://issuer.example.com", "caddy-a2a", "alice", time.Now().Add(time.Minute)),
 		"none":         "",
 	} {
-		if code, _ := trustRPC(t, gw.URL, tok, "GetExtendedAgentCard"); code != http.StatusUnauthorized {
-			t.Errorf("%s token: status %d, want 401", name, code)
+		if r := harness.Call(t, gw.URL, tok, "GetExtendedAgentCard", map[string]any{}); r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s token: status %d, want 401", name, r.StatusCode)
 		}
 	}
-	code, body := trustRPC(t, gw.URL, good, "GetExtendedAgentCard")
+	r := harness.Call(t, gw.URL, good, "GetExtendedAgentCard", map[string]any{})
+	code, body := r.StatusCode, r.Raw
 	if code != 200 {
 		t.Fatalf("valid JWT: status %d %s", code, body)
 	}
@@ -365,7 +348,7 @@ func TestTrustExtendedCardWithoutAuth(t *testing.T) {
 	if bytes.Contains(raw, []byte("extendedAgentCard\":true")) {
 		t.Fatalf("card declares the extended card without auth: %s", raw)
 	}
-	_, body := trustRPC(t, gw.URL, "", "GetExtendedAgentCard")
+	body := harness.Call(t, gw.URL, "", "GetExtendedAgentCard", map[string]any{}).Raw
 	if !bytes.Contains(body, []byte("-32004")) {
 		t.Fatalf("want UnsupportedOperationError, got %s", body)
 	}
