@@ -180,13 +180,13 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 		return nil, d.Err("a2a: a card block with at least a name is required")
 	}
 	s := hs.auth.Config.Schemes(nil)
-	hs.card.Security = &CardSecurity{
+	hs.card.Security = &card.Security{
 		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
 		APIKeyHeader: hs.auth.APIKeyHeader,
 		JWT:          s.JWT,
 		FromEnv:      !hs.auth.NoEnv,
 	}
-	if *hs.card.Security == (CardSecurity{}) {
+	if *hs.card.Security == (card.Security{}) {
 		hs.card.Security = nil
 	}
 	hs.agent.attach(hs.card, hs.auth)

@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 )
 
 // unmarshalSign parses `sign hs256|es256|eddsa { kid … secret|key_file … jku … }`
@@ -21,7 +22,7 @@ func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
 	if alg != "hs256" && alg != "es256" && alg != "eddsa" {
 		return d.Errf("card sign: algorithm %q is not supported (hs256, es256 or eddsa)", alg)
 	}
-	k := CardSignKey{Alg: alg}
+	k := jws.SignKey{Alg: alg}
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
