@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/caddyserver/caddy/v2"
-
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"

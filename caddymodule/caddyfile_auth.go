@@ -1,73 +1,124 @@
 package caddymodule
 
 import (
-	"strings"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/auth"
-	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 )
 
-// unmarshalSign parses `sign hs256|es256|eddsa { kid … secret|key_file … jku … }`
-// inside the card block; d is on the "sign" token.
-func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
-	alg, err := oneArg(d)
-	if err != nil {
-		return err
+// unmarshalAuthBlock parses `auth { … }`; d is on the "auth" token.
+func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
 	}
-	alg = strings.ToLower(alg)
-	if alg != "hs256" && alg != "es256" && alg != "eddsa" {
-		return d.Errf("card sign: algorithm %q is not supported (hs256, es256 or eddsa)", alg)
-	}
-	k := jws.SignKey{Alg: alg}
+	c := &h.Config
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		if seen[opt] {
-			return d.Errf("card sign: duplicate %s", opt)
+		key := opt
+		if opt == "token" {
+			key = "bearer"
 		}
-		seen[opt] = true
+		if opt != "principal" && seen[key] {
+			return d.Errf("auth: duplicate %s", opt)
+		}
+		seen[key] = true
 		var err error
 		switch opt {
-		case "kid":
-			k.KID, err = oneArg(d)
-		case "secret":
-			if alg != "hs256" {
-				return d.Errf("card sign %s: secret is only for hs256 (use key_file)", alg)
+		case "bearer", "token":
+			c.Token, err = oneArg(d)
+		case "api_key":
+			c.APIKey, err = oneArg(d)
+		case "api_key_header":
+			c.APIKeyHeader, err = oneArg(d)
+		case "default_principal":
+			c.DefaultPrincipal, err = oneArg(d)
+		case "realm":
+			c.Realm, err = oneArg(d)
+		case "basic":
+			var b *auth.Basic
+			if b, err = basicArgs(d, "auth basic"); err == nil {
+				c.Basic = b
 			}
-			k.Secret, err = oneArg(d)
-		case "key_file":
-			if alg == "hs256" {
-				return d.Errf("card sign hs256: key_file is only for es256 and eddsa (use secret)")
+		case "no_env":
+			if d.NextArg() {
+				return d.ArgErr()
 			}
-			k.KeyFile, err = oneArg(d)
-		case "jku":
-			k.JKU, err = oneArg(d)
+			c.NoEnv = true
+		case "principal":
+			err = unmarshalPrincipal(d, c)
+		case "jwt":
+			err = unmarshalJWT(d, c)
 		default:
-			return d.Errf("card sign: unknown option %q", opt)
+			return d.Errf("unknown auth option %q", opt)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if k.KID == "" {
-		return d.Err("card sign: kid is required")
+	return nil
+}
+
+func basicArgs(d *caddyfile.Dispenser, what string) (*auth.Basic, error) {
+	args := d.RemainingArgs()
+	switch len(args) {
+	case 2:
+		return &auth.Basic{Username: args[0], Password: args[1]}, nil
+	case 1:
+		return nil, d.Errf("%s: password (or bcrypt hash) required after username", what)
+	default:
+		return nil, d.ArgErr()
 	}
-	if alg == "hs256" && k.Secret == "" {
-		return d.Err("card sign hs256: secret is required")
+}
+
+func unmarshalPrincipal(d *caddyfile.Dispenser, c *auth.Config) error {
+	var name, scheme string
+	if !d.Args(&name, &scheme) {
+		return d.Errf("principal: usage is principal <name> bearer|basic|api_key <secret...>")
 	}
-	if alg != "hs256" && k.KeyFile == "" {
-		return d.Errf("card sign %s: key_file is required", alg)
+	i := slices.IndexFunc(c.Principals, func(p auth.Principal) bool { return p.Name == name })
+	if i < 0 {
+		c.Principals = append(c.Principals, auth.Principal{Name: name})
+		i = len(c.Principals) - 1
 	}
-	for _, o := range h.Sign {
-		if o.KID == k.KID {
-			return d.Errf("card sign: duplicate kid %q", k.KID)
+	p := &c.Principals[i]
+	what := fmt.Sprintf("principal %q", name)
+	switch scheme {
+	case "bearer", "token":
+		v, err := oneArg(d)
+		if err != nil {
+			return err
 		}
+		if p.Token != "" {
+			return d.Errf("%s: duplicate bearer token", what)
+		}
+		p.Token = v
+	case "api_key":
+		v, err := oneArg(d)
+		if err != nil {
+			return err
+		}
+		if p.APIKey != "" {
+			return d.Errf("%s: duplicate api_key", what)
+		}
+		p.APIKey = v
+	case "basic":
+		if p.Basic != nil {
+			return d.Errf("%s: duplicate basic credential", what)
+		}
+		b, err := basicArgs(d, what+" basic")
+		if err != nil {
+			return err
+		}
+		p.Basic = b
+	default:
+		return d.Errf("%s: unknown scheme %q (want bearer, basic or api_key)", what, scheme)
 	}
-	h.Sign = append(h.Sign, k)
 	return nil
 }
 
