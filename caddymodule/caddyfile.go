@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2"
@@ -56,4 +57,38 @@ func intArg(d *caddyfile.Dispenser) (int, error) {
 		return 0, d.Errf("invalid number %q", v)
 	}
 	return n, nil
+}
+
+// blockOptions refuses an option given twice in one Caddyfile block, with
+// "<block>: duplicate <option>" (the option as written).
+type blockOptions struct {
+	block      string            // names the block in errors
+	suffix     string            // follows the option in errors (" block")
+	repeatable []string          // options that may appear more than once
+	alias      map[string]string // options that count as another
+	seen       map[string]bool
+}
+
+// newBlockOptions tracks the options of one block; the repeatable ones
+// may appear more than once.
+func newBlockOptions(block string, repeatable ...string) *blockOptions {
+	return &blockOptions{block: block, repeatable: repeatable, seen: map[string]bool{}}
+}
+
+// once records the option the dispenser is on and fails when the block
+// had it (or an alias of it) already.
+func (b *blockOptions) once(d *caddyfile.Dispenser) error {
+	opt := d.Val()
+	if slices.Contains(b.repeatable, opt) {
+		return nil
+	}
+	key := opt
+	if k, ok := b.alias[opt]; ok {
+		key = k
+	}
+	if b.seen[key] {
+		return d.Errf("%s: duplicate %s%s", b.block, opt, b.suffix)
+	}
+	b.seen[key] = true
+	return nil
 }

@@ -146,15 +146,14 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	seen := map[string]bool{}
+	blocks := &blockOptions{block: "a2a", suffix: " block", seen: map[string]bool{}}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		sub := d.Val()
 		switch sub {
 		case "card", "auth":
-			if seen[sub] {
-				return nil, d.Errf("a2a: duplicate %s block", sub)
+			if err := blocks.once(d); err != nil {
+				return nil, err
 			}
-			seen[sub] = true
 			var err error
 			if sub == "card" {
 				err = hs.card.unmarshalCardBlock(d)
@@ -174,7 +173,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 			}
 		}
 	}
-	if !seen["card"] {
+	if !blocks.seen["card"] {
 		return nil, d.Err("a2a: a card block with at least a name is required")
 	}
 	s := hs.auth.Config.Schemes(nil)

@@ -17,17 +17,13 @@ func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	c := &h.Config
-	seen := map[string]bool{}
+	options := newBlockOptions("auth", "principal")
+	options.alias = map[string]string{"token": "bearer"}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		key := opt
-		if opt == "token" {
-			key = "bearer"
+		if err := options.once(d); err != nil {
+			return err
 		}
-		if opt != "principal" && seen[key] {
-			return d.Errf("auth: duplicate %s", opt)
-		}
-		seen[key] = true
 		var err error
 		switch opt {
 		case "bearer", "token":
@@ -128,13 +124,12 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 		return d.ArgErr()
 	}
 	j := &auth.JWT{}
-	seen := map[string]bool{}
+	options := newBlockOptions("auth jwt")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		if seen[opt] {
-			return d.Errf("auth jwt: duplicate %s", opt)
+		if err := options.once(d); err != nil {
+			return err
 		}
-		seen[opt] = true
 		var err error
 		switch opt {
 		case "secret":

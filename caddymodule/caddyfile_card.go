@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -17,14 +18,12 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 		return d.ArgErr()
 	}
 	c := &h.Config
-	seen := map[string]bool{}
+	options := newBlockOptions("card", "skill", "extension", "sign")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		repeatable := opt == "skill" || opt == "extension" || opt == "sign"
-		if !repeatable && seen[opt] {
-			return d.Errf("card: duplicate %s", opt)
+		if err := options.once(d); err != nil {
+			return err
 		}
-		seen[opt] = true
 		var err error
 		switch opt {
 		case "name":
@@ -130,13 +129,12 @@ func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
 		return d.Errf("card: duplicate skill %q", id)
 	}
 	s := card.Skill{ID: id}
-	seen := map[string]bool{}
+	options := newBlockOptions(fmt.Sprintf("skill %q", id), "example")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		if opt != "example" && seen[opt] {
-			return d.Errf("skill %q: duplicate %s", id, opt)
+		if err := options.once(d); err != nil {
+			return err
 		}
-		seen[opt] = true
 		var err error
 		switch opt {
 		case "name":
@@ -176,13 +174,12 @@ func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
 		return d.Errf("card sign: algorithm %q is not supported (hs256, es256 or eddsa)", alg)
 	}
 	k := jws.SignKey{Alg: alg}
-	seen := map[string]bool{}
+	options := newBlockOptions("card sign")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		if seen[opt] {
-			return d.Errf("card sign: duplicate %s", opt)
+		if err := options.once(d); err != nil {
+			return err
 		}
-		seen[opt] = true
 		var err error
 		switch opt {
 		case "kid":

@@ -36,13 +36,12 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	seen := map[string]bool{}
+	options := newBlockOptions("push", "allow_private_networks")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		if seen[opt] && opt != "allow_private_networks" {
-			return nil, d.Errf("push: duplicate option %q", opt)
+		if err := options.once(d); err != nil {
+			return nil, err
 		}
-		seen[opt] = true
 		switch opt {
 		case "queue":
 			if !d.NextArg() {
@@ -128,13 +127,12 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 
 func unmarshalPushRedis(d *caddyfile.Dispenser) (*PushRedisConfig, error) {
 	r := &PushRedisConfig{}
-	seen := map[string]bool{}
+	options := newBlockOptions("push redis-streams")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
-		if seen[opt] {
-			return nil, d.Errf("push: duplicate option %q", opt)
+		if err := options.once(d); err != nil {
+			return nil, err
 		}
-		seen[opt] = true
 		var dst *string
 		switch opt {
 		case "redis_url":
