@@ -68,7 +68,6 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 		})
 	}
 
-	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
 	c.Capabilities = a2a.AgentCapabilities{
 		Streaming:         a2a.Bool(true),
 		PushNotifications: a2a.Bool(rt.PushNotifications),
@@ -76,6 +75,17 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	if rt.AuthEnabled() {
 		c.Capabilities.ExtendedAgentCard = a2a.Bool(true)
 	}
+	addExtensions(c, cfg, rt)
+	if rt.AuthEnabled() {
+		addSecurity(c, rt)
+	}
+	return c
+}
+
+// addExtensions declares the built-in extensions (artifact metadata, and
+// thinking exposure when on) and the configured ones on c.
+func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
+	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
 	art := cfg.artifactURI()
 	c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
 		URI:         art,
@@ -112,34 +122,35 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 			URI: e.URI, Description: e.Description, Required: e.Required || required(e.URI), Params: e.Params,
 		})
 	}
+}
 
-	if rt.AuthEnabled() {
-		c.SecuritySchemes = map[string]a2a.SecurityScheme{}
-		addReq := func(name string) {
-			c.SecurityRequirements = append(c.SecurityRequirements, a2a.SecurityRequirement{
-				Schemes: map[string]a2a.StringList{name: {List: []string{}}},
-			})
-		}
-		if rt.Bearer {
-			hs := &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}
-			if rt.BearerJWT {
-				hs.BearerFormat = "JWT"
-			}
-			c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: hs}
-			addReq(SchemeBearer)
-		}
-		if rt.Basic {
-			c.SecuritySchemes[SchemeBasic] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Basic"}}
-			addReq(SchemeBasic)
-		}
-		if rt.APIKey {
-			h := rt.APIKeyHeader
-			if h == "" {
-				h = "X-API-Key"
-			}
-			c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
-			addReq(SchemeAPIKey)
-		}
+// addSecurity declares the enabled auth schemes on c, each its own
+// security requirement.
+func addSecurity(c *a2a.AgentCard, rt Runtime) {
+	c.SecuritySchemes = map[string]a2a.SecurityScheme{}
+	addReq := func(name string) {
+		c.SecurityRequirements = append(c.SecurityRequirements, a2a.SecurityRequirement{
+			Schemes: map[string]a2a.StringList{name: {List: []string{}}},
+		})
 	}
-	return c
+	if rt.Bearer {
+		hs := &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}
+		if rt.BearerJWT {
+			hs.BearerFormat = "JWT"
+		}
+		c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: hs}
+		addReq(SchemeBearer)
+	}
+	if rt.Basic {
+		c.SecuritySchemes[SchemeBasic] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Basic"}}
+		addReq(SchemeBasic)
+	}
+	if rt.APIKey {
+		h := rt.APIKeyHeader
+		if h == "" {
+			h = "X-API-Key"
+		}
+		c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
+		addReq(SchemeAPIKey)
+	}
 }

@@ -208,8 +208,41 @@ func (c *Config) Validate() error {
 	}
 	checkModes("input_modes", c.InputModes)
 	checkModes("output_modes", c.OutputModes)
+	validateSkills(c.Skills, add, checkModes)
+	for _, uri := range []struct{ field, v string }{
+		{"artifact_extension_uri", c.ArtifactExtensionURI},
+		{"thinking_extension_uri", c.ThinkingExtensionURI},
+	} {
+		if uri.v != "" && !isURI(uri.v) {
+			add("card %s: %q is not an absolute URI", uri.field, uri.v)
+		}
+	}
+	extSeen := map[string]bool{}
+	for i, e := range c.Extensions {
+		switch {
+		case e.URI == "":
+			add("card extensions[%d] uri: must not be empty", i)
+		case !isURI(e.URI):
+			add("card extensions[%d] uri: %q is not an absolute URI", i, e.URI)
+		case extSeen[e.URI]:
+			add("card extensions[%d] uri: duplicate extension %q", i, e.URI)
+		}
+		extSeen[e.URI] = true
+	}
+	extSeen[c.artifactURI()] = true
+	extSeen[c.thinkingURI()] = true
+	for _, r := range c.RequiredExtensions {
+		if !extSeen[r] {
+			add("card required_extensions: %q is not a declared extension", r)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateSkills reports the problems of skills through add.
+func validateSkills(skills []Skill, add func(format string, args ...any), checkModes func(field string, modes []string)) {
 	seen := map[string]bool{}
-	for i, s := range c.Skills {
+	for i, s := range skills {
 		where := fmt.Sprintf("card skills[%d]", i)
 		if s.ID != "" {
 			where = fmt.Sprintf("card skill %q", s.ID)
@@ -240,34 +273,6 @@ func (c *Config) Validate() error {
 		checkModes(where[len("card "):]+" input_modes", s.InputModes)
 		checkModes(where[len("card "):]+" output_modes", s.OutputModes)
 	}
-	for _, uri := range []struct{ field, v string }{
-		{"artifact_extension_uri", c.ArtifactExtensionURI},
-		{"thinking_extension_uri", c.ThinkingExtensionURI},
-	} {
-		if uri.v != "" && !isURI(uri.v) {
-			add("card %s: %q is not an absolute URI", uri.field, uri.v)
-		}
-	}
-	extSeen := map[string]bool{}
-	for i, e := range c.Extensions {
-		switch {
-		case e.URI == "":
-			add("card extensions[%d] uri: must not be empty", i)
-		case !isURI(e.URI):
-			add("card extensions[%d] uri: %q is not an absolute URI", i, e.URI)
-		case extSeen[e.URI]:
-			add("card extensions[%d] uri: duplicate extension %q", i, e.URI)
-		}
-		extSeen[e.URI] = true
-	}
-	extSeen[c.artifactURI()] = true
-	extSeen[c.thinkingURI()] = true
-	for _, r := range c.RequiredExtensions {
-		if !extSeen[r] {
-			add("card required_extensions: %q is not a declared extension", r)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (c *Config) artifactURI() string {
