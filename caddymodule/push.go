@@ -23,8 +23,8 @@ const (
 	pushQueueRedis = push.QueueRedis
 )
 
-// PushConfig turns push notifications on for an agent handler (gateway.md
-// §8): the four config methods, the inline config of SendMessage,
+// PushConfig turns push notifications on for an agent handler (PUSH-1…
+// PUSH-8): the four config methods, the inline config of SendMessage,
 // capabilities.pushNotifications on the card, and a delivery on every
 // turn-ending state. Deliveries are made by workers owned by the a2a app,
 // one set per data directory and queue, shared across config reloads.

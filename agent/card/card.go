@@ -1,10 +1,12 @@
 // Package card builds the public A2A 1.0 Agent Card from operator
 // configuration plus runtime facts (interface URLs, auth schemes, push),
 // renders it to bytes with a strong ETag, and remembers when each distinct
-// rendering was first seen so Last-Modified survives reloads.
+// rendering was first seen so Last-Modified survives reloads. Handler
+// serves it over HTTP (CARD-2, CARD-3, CARD-6).
 //
-// The package has no Caddy imports; caddymodule glues it into a handler and
-// the agent handler reuses Build for the extended card.
+// The package has no Caddy imports; caddymodule maps its configuration onto
+// a Handler, and the agent handler reuses the Handler's card for the
+// extended card (CARD-8).
 package card
 
 import (
