@@ -263,16 +263,16 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			cfg.Namespace = h.Card.NamespaceOrDefault()
 		}
 		cfg.OutputModes = h.Card.OutputModes
-		built := h.Card.Card(nil)
+		cardHandler := h.Card.handler
+		built := cardHandler.Card(nil)
 		for _, ext := range built.Capabilities.Extensions {
 			cfg.Extensions = append(cfg.Extensions, ext.URI)
 			if ext.Required {
 				cfg.RequiredExtensions = append(cfg.RequiredExtensions, ext.URI)
 			}
 		}
-		cardHandler := h.Card
 		cfg.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
-		if h.Card.Runtime(nil).AuthEnabled() {
+		if cardHandler.Runtime(nil).AuthEnabled() {
 			details := h.runtimeDetails(app, cfg.WithDefaults())
 			cfg.ExtendedCard = func(ctx context.Context) (*a2a.AgentCard, error) {
 				r := agent.RequestFromContext(ctx)
@@ -282,7 +282,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 				// CARD-8: the public card plus runtime details, signed
 				// like the public card.
 				c := card.Extend(cardHandler.Card(r), details, time.Now())
-				if err := cardHandler.SignCard(c); err != nil {
+				if err := cardHandler.Sign(c); err != nil {
 					return nil, err
 				}
 				return c, nil

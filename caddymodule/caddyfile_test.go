@@ -269,3 +269,38 @@ func TestUnmarshalSubscribeIdleTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateOptions: every block refuses an option given twice with
+// "<block>: duplicate <option>" (token counts as bearer), and accepts its
+// repeatable options more than once.
+func TestDuplicateOptions(t *testing.T) {
+	card := "card {\nname x\n}\n"
+	for src, want := range map[string]string{
+		"a2a {\n" + card + "auth {\nbearer a\ntoken b\n}\n}":                            "auth: duplicate token",
+		"a2a {\ncard {\nname x\nskill s {\ntags a\ntags b\n}\n}\n}":                     `skill "s": duplicate tags`,
+		"a2a {\ncard {\nname x\nsign hs256 {\nkid k\nkid l\n}\n}\n}":                    "card sign: duplicate kid",
+		"a2a {\n" + card + "push {\nworkers 1\nworkers 2\n}\n}":                         "push: duplicate workers",
+		"a2a {\n" + card + "push {\nqueue redis-streams {\nstream a\nstream b\n}\n}\n}": "push redis-streams: duplicate stream",
+		"a2a {\n" + card + "auth {\njwt {\nissuer a\nissuer b\n}\n}\n}":                 "auth jwt: duplicate issuer",
+		"a2a {\n" + card + card + "}":                                                   "a2a: duplicate card block",
+	} {
+		if _, err := parseBlock(t, src); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", src, err, want)
+		}
+	}
+	d := caddyfile.NewTestDispenser("a2a {\ndata_dir a\ndata_dir b\n}")
+	if _, err := parseAppOption(d, nil); err == nil || !strings.Contains(err.Error(), "a2a: duplicate data_dir") {
+		t.Errorf("global a2a block: error %v", err)
+	}
+	repeated := "a2a {\ncard {\nname x\nskill s {\nname S\ndescription \"Does a thing well.\"\ntags a\nexample one\nexample two\n}\n" +
+		"skill t {\nname T\ndescription \"Does another thing.\"\ntags b\n}\n}\n" +
+		"auth {\nprincipal a bearer tok-a\nprincipal b bearer tok-b\n}\n" +
+		"push {\nallow_private_networks 10.0.0.0/8\nallow_private_networks 127.0.0.0/8\n}\n}"
+	hs, err := parseBlock(t, repeated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs.card.Skills) != 2 || len(hs.card.Skills[0].Examples) != 2 || len(hs.auth.Principals) != 2 || len(hs.agent.Push.AllowPrivateNetworks) != 2 {
+		t.Fatalf("repeatable options: %+v %+v %+v", hs.card.Skills, hs.auth.Principals, hs.agent.Push)
+	}
+}

@@ -137,9 +137,4 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // queueName is the queue label of p's engine.
-func (p *PushConfig) queueName() string {
-	if p.Queue == "" {
-		return pushQueueLocal
-	}
-	return p.Queue
-}
+func (p *PushConfig) queueName() string { return p.config().QueueName() }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
@@ -22,12 +19,12 @@ import (
 
 // Push queue names.
 const (
-	pushQueueLocal = "local-file"
-	pushQueueRedis = "redis-streams"
+	pushQueueLocal = push.QueueLocal
+	pushQueueRedis = push.QueueRedis
 )
 
-// PushConfig turns push notifications on for an agent handler (gateway.md
-// §8): the four config methods, the inline config of SendMessage,
+// PushConfig turns push notifications on for an agent handler (PUSH-1…
+// PUSH-8): the four config methods, the inline config of SendMessage,
 // capabilities.pushNotifications on the card, and a delivery on every
 // turn-ending state. Deliveries are made by workers owned by the a2a app,
 // one set per data directory and queue, shared across config reloads.
@@ -106,50 +103,32 @@ type PushRedisConfig struct {
 	LeaseTimeoutMS int64 `json:"lease_timeout_ms,omitempty"`
 }
 
-// settings converts the delivery settings.
-func (p *PushConfig) settings() (push.Settings, error) {
-	allow, err := push.ParseCIDRs(p.AllowPrivateNetworks...)
-	if err != nil {
-		return push.Settings{}, fmt.Errorf("push: allow_private_networks: %w", err)
+// config maps the configuration to push's (placeholders unresolved).
+func (p *PushConfig) config() push.Config {
+	c := push.Config{
+		Queue:                p.Queue,
+		AllowPrivateNetworks: p.AllowPrivateNetworks,
+		Timeout:              time.Duration(p.Timeout),
+		MaxAttempts:          p.MaxAttempts,
+		RetryInitial:         time.Duration(p.RetryInitial),
+		RetryMax:             time.Duration(p.RetryMax),
+		RetryJitter:          p.RetryJitter,
+		Workers:              p.Workers,
+		Lease:                time.Duration(p.Lease),
+		MaxConfigsPerTask:    p.MaxConfigsPerTask,
 	}
-	if p.MaxAttempts < 0 {
-		return push.Settings{}, errors.New("push: max_attempts must be at least 1")
+	if r := p.Redis; r != nil {
+		c.Redis = &push.RedisOptions{
+			URL:        r.URL,
+			Stream:     r.Stream,
+			RetryKey:   r.RetryKey,
+			DeadStream: r.DeadStream,
+			Group:      r.ConsumerGroup,
+			Consumer:   r.ConsumerName,
+			Lease:      time.Duration(r.LeaseTimeoutMS) * time.Millisecond,
+		}
 	}
-	if p.MaxConfigsPerTask < 0 {
-		return push.Settings{}, errors.New("push: max_configs_per_task must be at least 1")
-	}
-	if p.RetryJitter < 0 || p.RetryJitter > 1 {
-		return push.Settings{}, errors.New("push: retry_jitter must be between 0 and 1")
-	}
-	if p.RetryMax > 0 && p.RetryInitial > p.RetryMax {
-		return push.Settings{}, errors.New("push: retry_initial must not exceed retry_max")
-	}
-	return push.Settings{
-		Policy:  &push.Policy{Allow: allow},
-		Timeout: time.Duration(p.Timeout),
-		Retry: push.RetryPolicy{Initial: time.Duration(p.RetryInitial), Max: time.Duration(p.RetryMax),
-			Jitter: p.RetryJitter, MaxAttempts: p.MaxAttempts},
-	}, nil
-}
-
-// redisOptions resolves placeholders and fills defaults.
-func (p *PushConfig) redisOptions() (push.RedisOptions, error) {
-	if p.Redis == nil || p.Redis.URL == "" {
-		return push.RedisOptions{}, errors.New("push: queue redis-streams needs redis_url")
-	}
-	if p.Redis.LeaseTimeoutMS < 0 {
-		return push.RedisOptions{}, errors.New("push: lease_timeout_ms must be positive")
-	}
-	repl := caddy.NewReplacer()
-	return push.RedisOptions{
-		URL:        repl.ReplaceAll(p.Redis.URL, ""),
-		Stream:     p.Redis.Stream,
-		RetryKey:   p.Redis.RetryKey,
-		DeadStream: p.Redis.DeadStream,
-		Group:      p.Redis.ConsumerGroup,
-		Consumer:   p.Redis.ConsumerName,
-		Lease:      time.Duration(p.Redis.LeaseTimeoutMS) * time.Millisecond,
-	}.WithDefaults(), nil
+	return c
 }
 
 // pushEngines holds one running engine per data directory and queue,
@@ -172,7 +151,7 @@ type pushEngineRef struct {
 func (r *pushEngineRef) load() error {
 	r.loadOnce.Do(func() {
 		defer close(r.loaded)
-		kr, err := loadKeyRing(r.dir)
+		kr, err := push.LoadKeyRing(r.dir)
 		if err != nil {
 			r.loadErr = err
 			return
@@ -199,49 +178,25 @@ func (r *pushEngineRef) Destruct() error {
 	return errors.Join(r.engine.Stop(10*time.Second), r.queue.Close())
 }
 
-// loadKeyRing returns the key ring of the data directory: from A2A_PUSH_KEYRING
-// when set (read-only), else <data_dir>/push.keys (created 0600).
-func loadKeyRing(dir string) (*push.KeyRing, error) {
-	if v := os.Getenv(push.KeyRingEnv); v != "" {
-		kr, err := push.ParseKeyRing([]byte(v))
-		if err != nil {
-			return nil, fmt.Errorf("push: %s: %w", push.KeyRingEnv, err)
-		}
-		return kr, nil
-	}
-	kr, err := push.LoadOrCreateKeyRing(filepath.Join(dir, "push.keys"))
-	if err != nil {
-		return nil, fmt.Errorf("push: %w", err)
-	}
-	return kr, nil
-}
-
 // pushEngine returns (creating it on first use) the engine of this app's
 // data directory for cfg, applies cfg's delivery settings, and registers it
 // so the app loads its key ring, starts it and releases it on Cleanup.
 func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, error) {
-	settings, err := cfg.settings()
+	pc := cfg.config()
+	settings, err := pc.Settings()
 	if err != nil {
 		return nil, err
 	}
-	queue := cfg.Queue
-	if queue == "" {
-		queue = pushQueueLocal
-	}
+	queue := pc.QueueName()
 	var ps store.PushStore = a.shared.store
 	dir := a.shared.dataDir
-	var key string
+	key := "local|" + dir
 	var ropts push.RedisOptions
-	switch queue {
-	case pushQueueLocal:
-		key = "local|" + dir
-	case pushQueueRedis:
-		if ropts, err = cfg.redisOptions(); err != nil {
-			return nil, err
-		}
+	if queue == pushQueueRedis {
+		ropts = *pc.Redis
+		ropts.URL = caddy.NewReplacer().ReplaceAll(ropts.URL, "")
+		ropts = ropts.WithDefaults()
 		key = strings.Join([]string{"redis", dir, ropts.URL, ropts.Stream, ropts.RetryKey, ropts.DeadStream, ropts.Group, ropts.Consumer, strconv.FormatInt(int64(ropts.Lease), 10)}, "|")
-	default:
-		return nil, fmt.Errorf("push: unknown queue %q (want %s or %s)", queue, pushQueueLocal, pushQueueRedis)
 	}
 	val, _, err := pushEngines.LoadOrNew(key, func() (caddy.Destructor, error) {
 		// The data directory's key ring is loaded by App.Start (OPS-6).
@@ -254,9 +209,9 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, e
 			}
 			q = rq
 		} else {
-			q = push.NewLocalQueue(ps, time.Duration(cfg.Lease))
+			q = push.NewLocalQueue(ps, pc.Lease)
 		}
-		return &pushEngineRef{engine: push.NewEngine(q, kr, cfg.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir, loaded: make(chan struct{})}, nil
+		return &pushEngineRef{engine: push.NewEngine(q, kr, pc.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir, loaded: make(chan struct{})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -327,164 +282,4 @@ func (a *App) PushStats(ctx context.Context) map[string]push.Snapshot {
 		out[name] = r.engine.Stats(ctx)
 	}
 	return out
-}
-
-// unmarshalPush parses the push block of the a2a directive:
-//
-//	push {
-//		queue local-file
-//		queue redis-streams {
-//			redis_url <url>
-//			stream <key>
-//			retry_key <key>
-//			dead_stream <key>
-//			consumer_group <name>
-//			consumer_name <name>
-//			lease_timeout_ms <ms>
-//		}
-//		allow_private_networks <cidr…>
-//		timeout <duration>
-//		max_attempts <n>
-//		retry_initial <duration>
-//		retry_max <duration>
-//		retry_jitter <0..1>
-//		workers <n>
-//		lease <duration>
-//		max_configs_per_task <n>
-//	}
-func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
-	p := &PushConfig{}
-	if d.NextArg() {
-		return nil, d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if seen[opt] && opt != "allow_private_networks" {
-			return nil, d.Errf("push: duplicate option %q", opt)
-		}
-		seen[opt] = true
-		switch opt {
-		case "queue":
-			if !d.NextArg() {
-				return nil, d.ArgErr()
-			}
-			p.Queue = d.Val()
-			switch p.Queue {
-			case pushQueueLocal:
-				if d.NextArg() || d.NextBlock(d.Nesting()) {
-					return nil, d.Errf("push: queue local-file takes no options")
-				}
-			case pushQueueRedis:
-				if d.NextArg() {
-					return nil, d.ArgErr()
-				}
-				r, err := unmarshalPushRedis(d)
-				if err != nil {
-					return nil, err
-				}
-				p.Redis = r
-			default:
-				return nil, d.Errf("push: unknown queue %q (want local-file or redis-streams)", p.Queue)
-			}
-		case "allow_private_networks":
-			args := d.RemainingArgs()
-			// An empty environment variable leaves no argument: allow nothing.
-			if _, err := push.ParseCIDRs(args...); err != nil {
-				return nil, d.Errf("push: allow_private_networks: %v", err)
-			}
-			p.AllowPrivateNetworks = append(p.AllowPrivateNetworks, args...)
-		case "timeout":
-			if err := durationArg(d, &p.Timeout); err != nil {
-				return nil, err
-			}
-		case "retry_initial":
-			if err := durationArg(d, &p.RetryInitial); err != nil {
-				return nil, err
-			}
-		case "retry_max":
-			if err := durationArg(d, &p.RetryMax); err != nil {
-				return nil, err
-			}
-		case "lease":
-			if err := durationArg(d, &p.Lease); err != nil {
-				return nil, err
-			}
-		case "max_attempts", "workers", "max_configs_per_task":
-			n, err := intArg(d)
-			if err != nil {
-				return nil, err
-			}
-			if n < 1 {
-				return nil, d.Errf("push: %s must be at least 1", opt)
-			}
-			switch opt {
-			case "workers":
-				p.Workers = n
-			case "max_configs_per_task":
-				p.MaxConfigsPerTask = n
-			default:
-				p.MaxAttempts = n
-			}
-		case "retry_jitter":
-			var v string
-			if !d.Args(&v) || d.NextArg() {
-				return nil, d.ArgErr()
-			}
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1 {
-				return nil, d.Errf("push: retry_jitter must be a number between 0 and 1")
-			}
-			p.RetryJitter = f
-		default:
-			return nil, d.Errf("push: unknown option %q", opt)
-		}
-	}
-	if p.Queue == pushQueueRedis && (p.Redis == nil || p.Redis.URL == "") {
-		return nil, d.Errf("push: queue redis-streams needs redis_url")
-	}
-	return p, nil
-}
-
-func unmarshalPushRedis(d *caddyfile.Dispenser) (*PushRedisConfig, error) {
-	r := &PushRedisConfig{}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if seen[opt] {
-			return nil, d.Errf("push: duplicate option %q", opt)
-		}
-		seen[opt] = true
-		var dst *string
-		switch opt {
-		case "redis_url":
-			dst = &r.URL
-		case "stream":
-			dst = &r.Stream
-		case "retry_key":
-			dst = &r.RetryKey
-		case "dead_stream":
-			dst = &r.DeadStream
-		case "consumer_group":
-			dst = &r.ConsumerGroup
-		case "consumer_name":
-			dst = &r.ConsumerName
-		case "lease_timeout_ms":
-			n, err := intArg(d)
-			if err != nil {
-				return nil, err
-			}
-			if n < 1 {
-				return nil, d.Errf("push: lease_timeout_ms must be at least 1")
-			}
-			r.LeaseTimeoutMS = int64(n)
-			continue
-		default:
-			return nil, d.Errf("push: unknown redis-streams option %q", opt)
-		}
-		if err := stringArg(d, dst); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
 }

@@ -39,7 +39,7 @@ func TestUnmarshalPush(t *testing.T) {
 		len(p.AllowPrivateNetworks) != 3 || p.MaxAttempts != 3 || p.Workers != 4 || p.RetryJitter != 0.1 || p.MaxConfigsPerTask != 25 {
 		t.Fatalf("parsed %+v %+v", p, p.Redis)
 	}
-	if _, err := p.settings(); err != nil {
+	if _, err := p.config().Settings(); err != nil {
 		t.Fatal(err)
 	}
 	for src, want := range map[string]string{

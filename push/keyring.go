@@ -55,6 +55,23 @@ type keyRingKey struct {
 // maxKeyRingBytes bounds the key ring file read.
 const maxKeyRingBytes = 1 << 20
 
+// LoadKeyRing returns the key ring of the data directory dir (PUSH-3):
+// from KeyRingEnv when set (read-only), else dir/push.keys (created 0600).
+func LoadKeyRing(dir string) (*KeyRing, error) {
+	if v := os.Getenv(KeyRingEnv); v != "" {
+		kr, err := ParseKeyRing([]byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("push: %s: %w", KeyRingEnv, err)
+		}
+		return kr, nil
+	}
+	kr, err := LoadOrCreateKeyRing(filepath.Join(dir, "push.keys"))
+	if err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	return kr, nil
+}
+
 // LoadOrCreateKeyRing opens the key ring file at path, creating it (mode
 // 0600, with one fresh key) when it does not exist.
 func LoadOrCreateKeyRing(path string) (*KeyRing, error) {

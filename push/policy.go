@@ -1,8 +1,9 @@
-// Package push delivers A2A push notifications (gateway.md §8, PUSH-1..7):
+// Package push delivers A2A push notifications (PUSH-1…PUSH-8):
 // the callback URL policy and SSRF-safe dialer, the key ring that encrypts
 // notification secrets at rest, the HTTP sender, the retry policy, the queue
 // interface with its two implementations (the SQLite outbox of package
-// agent/store and Redis Streams) and the worker pool. It imports nothing from
+// agent/store and Redis Streams), the worker pool, and Config, the
+// operator's settings with their one set of rules. It imports nothing from
 // Caddy.
 package push
 

@@ -1,10 +1,12 @@
 // Package card builds the public A2A 1.0 Agent Card from operator
 // configuration plus runtime facts (interface URLs, auth schemes, push),
 // renders it to bytes with a strong ETag, and remembers when each distinct
-// rendering was first seen so Last-Modified survives reloads.
+// rendering was first seen so Last-Modified survives reloads. Handler
+// serves it over HTTP (CARD-2, CARD-3, CARD-6).
 //
-// The package has no Caddy imports; caddymodule glues it into a handler and
-// the agent handler reuses Build for the extended card.
+// The package has no Caddy imports; caddymodule maps its configuration onto
+// a Handler, and the agent handler reuses the Handler's card for the
+// extended card (CARD-8).
 package card
 
 import (
@@ -12,10 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
-
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // Well-known extension URIs and defaults.
@@ -211,8 +210,41 @@ func (c *Config) Validate() error {
 	}
 	checkModes("input_modes", c.InputModes)
 	checkModes("output_modes", c.OutputModes)
+	validateSkills(c.Skills, add, checkModes)
+	for _, uri := range []struct{ field, v string }{
+		{"artifact_extension_uri", c.ArtifactExtensionURI},
+		{"thinking_extension_uri", c.ThinkingExtensionURI},
+	} {
+		if uri.v != "" && !isURI(uri.v) {
+			add("card %s: %q is not an absolute URI", uri.field, uri.v)
+		}
+	}
+	extSeen := map[string]bool{}
+	for i, e := range c.Extensions {
+		switch {
+		case e.URI == "":
+			add("card extensions[%d] uri: must not be empty", i)
+		case !isURI(e.URI):
+			add("card extensions[%d] uri: %q is not an absolute URI", i, e.URI)
+		case extSeen[e.URI]:
+			add("card extensions[%d] uri: duplicate extension %q", i, e.URI)
+		}
+		extSeen[e.URI] = true
+	}
+	extSeen[c.artifactURI()] = true
+	extSeen[c.thinkingURI()] = true
+	for _, r := range c.RequiredExtensions {
+		if !extSeen[r] {
+			add("card required_extensions: %q is not a declared extension", r)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateSkills reports the problems of skills through add.
+func validateSkills(skills []Skill, add func(format string, args ...any), checkModes func(field string, modes []string)) {
 	seen := map[string]bool{}
-	for i, s := range c.Skills {
+	for i, s := range skills {
 		where := fmt.Sprintf("card skills[%d]", i)
 		if s.ID != "" {
 			where = fmt.Sprintf("card skill %q", s.ID)
@@ -243,34 +275,6 @@ func (c *Config) Validate() error {
 		checkModes(where[len("card "):]+" input_modes", s.InputModes)
 		checkModes(where[len("card "):]+" output_modes", s.OutputModes)
 	}
-	for _, uri := range []struct{ field, v string }{
-		{"artifact_extension_uri", c.ArtifactExtensionURI},
-		{"thinking_extension_uri", c.ThinkingExtensionURI},
-	} {
-		if uri.v != "" && !isURI(uri.v) {
-			add("card %s: %q is not an absolute URI", uri.field, uri.v)
-		}
-	}
-	extSeen := map[string]bool{}
-	for i, e := range c.Extensions {
-		switch {
-		case e.URI == "":
-			add("card extensions[%d] uri: must not be empty", i)
-		case !isURI(e.URI):
-			add("card extensions[%d] uri: %q is not an absolute URI", i, e.URI)
-		case extSeen[e.URI]:
-			add("card extensions[%d] uri: duplicate extension %q", i, e.URI)
-		}
-		extSeen[e.URI] = true
-	}
-	extSeen[c.artifactURI()] = true
-	extSeen[c.thinkingURI()] = true
-	for _, r := range c.RequiredExtensions {
-		if !extSeen[r] {
-			add("card required_extensions: %q is not a declared extension", r)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func (c *Config) artifactURI() string {
@@ -340,141 +344,4 @@ func IsWildcardHost(host string) bool {
 		return true
 	}
 	return false
-}
-
-func orDefault(v, def []string) []string {
-	if len(v) == 0 {
-		return slices.Clone(def)
-	}
-	return slices.Clone(v)
-}
-
-// Build returns the Agent Card for cfg and rt. cfg should have passed
-// Validate; Build never fails and never includes a credential.
-func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
-	if cfg == nil {
-		cfg = &Config{}
-	}
-	base := rt.BaseURL
-	if base == "" && cfg.PublicURL != "" {
-		base = cfg.PublicURL
-	}
-	if base == "" {
-		base = "http://127.0.0.1/"
-	}
-	if !strings.HasSuffix(base, "/") {
-		base += "/"
-	}
-	bindings := rt.Bindings
-	if len(bindings) == 0 {
-		bindings = []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON}
-	}
-	c := &a2a.AgentCard{
-		Name:               cfg.Name,
-		Description:        cfg.Description,
-		Version:            cfg.Version,
-		DocumentationURL:   cfg.DocumentationURL,
-		IconURL:            cfg.IconURL,
-		DefaultInputModes:  orDefault(cfg.InputModes, DefaultInputModes),
-		DefaultOutputModes: orDefault(cfg.OutputModes, DefaultOutputModes),
-		Skills:             []a2a.AgentSkill{},
-	}
-	if c.Description == "" {
-		c.Description = cfg.Name + " A2A agent"
-	}
-	if c.Version == "" {
-		c.Version = DefaultVersion
-	}
-	if cfg.Provider != nil {
-		c.Provider = &a2a.AgentProvider{Organization: cfg.Provider.Organization, URL: cfg.Provider.URL}
-	}
-	for _, b := range bindings {
-		c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{
-			URL: base, ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion,
-		})
-	}
-	for _, s := range cfg.Skills {
-		c.Skills = append(c.Skills, a2a.AgentSkill{
-			ID: s.ID, Name: s.Name, Description: s.Description,
-			Tags:        orDefault(s.Tags, []string{}),
-			Examples:    slices.Clone(s.Examples),
-			InputModes:  slices.Clone(s.InputModes),
-			OutputModes: slices.Clone(s.OutputModes),
-		})
-	}
-
-	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
-	c.Capabilities = a2a.AgentCapabilities{
-		Streaming:         a2a.Bool(true),
-		PushNotifications: a2a.Bool(rt.PushNotifications),
-	}
-	if rt.AuthEnabled() {
-		c.Capabilities.ExtendedAgentCard = a2a.Bool(true)
-	}
-	art := cfg.artifactURI()
-	c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
-		URI:         art,
-		Description: "Metadata namespace for tool progress, permission decisions, token usage and artifact metadata.",
-		Required:    required(art),
-		Params:      map[string]any{"namespace": cfg.NamespaceOrDefault()},
-	})
-	if len(rt.ThinkingTypes) > 0 {
-		th := cfg.thinkingURI()
-		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
-			URI:         th,
-			Description: "Exposes agent thinking signals under the metadata namespace.",
-			Required:    required(th),
-			Params:      map[string]any{"enabledTypes": slices.Clone(rt.ThinkingTypes)},
-		})
-	}
-	for _, e := range cfg.Extensions {
-		if i := slices.IndexFunc(c.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == e.URI }); i >= 0 {
-			// An entry naming a built-in extension refines it.
-			x := &c.Capabilities.Extensions[i]
-			x.Required = x.Required || e.Required
-			if e.Description != "" {
-				x.Description = e.Description
-			}
-			for k, v := range e.Params {
-				x.Params[k] = v
-			}
-			continue
-		}
-		if e.URI == cfg.thinkingURI() {
-			continue // thinking exposure is off: not advertised
-		}
-		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
-			URI: e.URI, Description: e.Description, Required: e.Required || required(e.URI), Params: e.Params,
-		})
-	}
-
-	if rt.AuthEnabled() {
-		c.SecuritySchemes = map[string]a2a.SecurityScheme{}
-		addReq := func(name string) {
-			c.SecurityRequirements = append(c.SecurityRequirements, a2a.SecurityRequirement{
-				Schemes: map[string]a2a.StringList{name: {List: []string{}}},
-			})
-		}
-		if rt.Bearer {
-			hs := &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}
-			if rt.BearerJWT {
-				hs.BearerFormat = "JWT"
-			}
-			c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: hs}
-			addReq(SchemeBearer)
-		}
-		if rt.Basic {
-			c.SecuritySchemes[SchemeBasic] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Basic"}}
-			addReq(SchemeBasic)
-		}
-		if rt.APIKey {
-			h := rt.APIKeyHeader
-			if h == "" {
-				h = "X-API-Key"
-			}
-			c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
-			addReq(SchemeAPIKey)
-		}
-	}
-	return c
 }

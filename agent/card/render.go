@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
@@ -38,74 +36,6 @@ func Render(c *a2a.AgentCard) (*Rendered, error) {
 	sum := sha256.Sum256(body)
 	h := hex.EncodeToString(sum[:])
 	return &Rendered{Body: body, ETag: `"` + h[:32] + `"`, Hash: h}, nil
-}
-
-// ModTimes remembers when each distinct card body (by hash) was first seen,
-// so Last-Modified stays stable for unchanged content. It is bounded and
-// safe for concurrent use; an optional Persist hook saves new entries.
-type ModTimes struct {
-	mu      sync.Mutex
-	m       map[string]time.Time
-	max     int
-	loaded  bool
-	load    func() map[string]time.Time
-	persist func(map[string]time.Time)
-	now     func() time.Time
-}
-
-// NewModTimes returns a ModTimes holding at most max entries. load (may be
-// nil) is called once, lazily, to restore saved entries; persist (may be
-// nil) is called with a snapshot after each new entry.
-func NewModTimes(max int, load func() map[string]time.Time, persist func(map[string]time.Time)) *ModTimes {
-	if max <= 0 {
-		max = 1024
-	}
-	return &ModTimes{m: map[string]time.Time{}, max: max, load: load, persist: persist, now: time.Now}
-}
-
-// FirstSeen returns the time hash was first seen, recording now (to the
-// second) if it is new.
-func (mt *ModTimes) FirstSeen(hash string) time.Time {
-	mt.mu.Lock()
-	if !mt.loaded {
-		mt.loaded = true
-		if mt.load != nil {
-			for k, v := range mt.load() {
-				if len(mt.m) < mt.max {
-					mt.m[k] = v
-				}
-			}
-		}
-	}
-	if t, ok := mt.m[hash]; ok {
-		mt.mu.Unlock()
-		return t
-	}
-	if len(mt.m) >= mt.max {
-		// evict the oldest entry
-		var oldK string
-		var oldT time.Time
-		for k, v := range mt.m {
-			if oldK == "" || v.Before(oldT) {
-				oldK, oldT = k, v
-			}
-		}
-		delete(mt.m, oldK)
-	}
-	t := mt.now().UTC().Truncate(time.Second)
-	mt.m[hash] = t
-	var snap map[string]time.Time
-	if mt.persist != nil {
-		snap = make(map[string]time.Time, len(mt.m))
-		for k, v := range mt.m {
-			snap[k] = v
-		}
-	}
-	mt.mu.Unlock()
-	if snap != nil {
-		mt.persist(snap)
-	}
-	return t
 }
 
 // BaseURL computes the externally visible base URL ("scheme://host/") of a

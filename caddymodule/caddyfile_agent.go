@@ -1,13 +1,194 @@
 package caddymodule
 
 import (
-	"strconv"
+	"encoding/json"
+	"errors"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
+
+func init() {
+	httpcaddyfile.RegisterDirective("a2a", parseA2A)
+	httpcaddyfile.RegisterDirectiveOrder("a2a", httpcaddyfile.Before, "respond")
+}
+
+// a2aHandlers are the handlers one a2a directive expands into, in route
+// order.
+type a2aHandlers struct {
+	health *HealthHandler
+	card   *CardHandler
+	auth   *AuthHandler
+	agent  *AgentHandler
+}
+
+// parseA2A parses the a2a directive:
+//
+//	a2a [<matcher>] {
+//		card {
+//			name <name>
+//			description <text>
+//			version <version>
+//			provider <organization> <url>
+//			documentation_url <url>
+//			icon_url <url>
+//			public_url <url>
+//			max_age <duration>
+//			namespace <identifier>
+//			input_modes <media-type...>
+//			output_modes <media-type...>
+//			artifact_extension <uri>
+//			thinking_extension <uri>
+//			extension <uri> [required] {
+//				description <text>
+//				param <key> <value>
+//			}
+//			sign hs256 {
+//				kid <kid>
+//				secret <secret>        # e.g. {env.CARD_SIGNING_SECRET}
+//				jku <url>
+//			}
+//			sign es256|eddsa {
+//				kid <kid>
+//				key_file <pem-path>
+//				jku <url>
+//			}
+//			jwks_path <path>
+//			skill <id> {
+//				name <name>
+//				description <text>
+//				tags <tag...>
+//				example <text>
+//				input_modes <media-type...>
+//				output_modes <media-type...>
+//			}
+//		}
+//		auth {
+//			bearer|token <token>
+//			basic <username> <password|bcrypt-hash>
+//			api_key <key>
+//			api_key_header <header>
+//			principal <name> bearer|token|basic|api_key <secret...>
+//			default_principal <name>
+//			realm <realm>
+//			no_env
+//			jwt {
+//				secret <hs256-secret>
+//				secret_kid <kid>
+//				jwks_file <path>
+//				jwks_url <url>
+//				issuer <iss>
+//				audience <aud>
+//				algorithms <alg...>
+//				clock_skew <duration>
+//			}
+//		}
+//		<agent options…>
+//	}
+//
+// It expands into one route holding the a2a_health, a2a_card, a2a_auth and
+// a2a handlers, in that order, so health and card stay public.
+func parseA2A(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	h.Next() // directive name
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	h.Next() // directive name again: ExtractMatcherSet resets the dispenser
+	hs, err := unmarshalA2A(h.Dispenser)
+	if err != nil {
+		return nil, err
+	}
+	var raws []json.RawMessage
+	for _, mod := range []caddyhttp.MiddlewareHandler{hs.health, hs.card, hs.auth, hs.agent} {
+		raw, err := handlerJSON(mod)
+		if err != nil {
+			return nil, h.Errf("encoding a2a handler: %v", err)
+		}
+		raws = append(raws, raw)
+	}
+	route := caddyhttp.Route{HandlersRaw: raws}
+	if matcherSet != nil {
+		route.MatcherSetsRaw = []caddy.ModuleMap{matcherSet}
+	}
+	return []httpcaddyfile.ConfigValue{{Class: "route", Value: route}}, nil
+}
+
+// handlerJSON encodes a handler with its "handler" name field.
+func handlerJSON(mod caddyhttp.MiddlewareHandler) (json.RawMessage, error) {
+	m, ok := mod.(caddy.Module)
+	if !ok {
+		return nil, errors.New("not a caddy module")
+	}
+	var warns []caddyconfig.Warning
+	raw := caddyconfig.JSONModuleObject(mod, "handler", m.CaddyModule().ID.Name(), &warns)
+	if len(warns) > 0 {
+		return nil, errors.New(warns[0].Message)
+	}
+	return raw, nil
+}
+
+// unmarshalA2A parses the a2a block; d is positioned after the directive
+// name and matcher.
+func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
+	hs := &a2aHandlers{
+		health: new(HealthHandler),
+		card:   new(CardHandler),
+		auth:   new(AuthHandler),
+		agent:  new(AgentHandler),
+	}
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	blocks := &blockOptions{block: "a2a", suffix: " block", seen: map[string]bool{}}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		switch sub {
+		case "card", "auth":
+			if err := blocks.once(d); err != nil {
+				return nil, err
+			}
+			var err error
+			if sub == "card" {
+				err = hs.card.unmarshalCardBlock(d)
+			} else {
+				err = hs.auth.unmarshalAuthBlock(d)
+			}
+			if err != nil {
+				return nil, err
+			}
+		default:
+			handled, err := hs.agent.unmarshalOption(d)
+			if err != nil {
+				return nil, err
+			}
+			if !handled {
+				return nil, d.Errf("unknown a2a subdirective %q", sub)
+			}
+		}
+	}
+	if !blocks.seen["card"] {
+		return nil, d.Err("a2a: a card block with at least a name is required")
+	}
+	s := hs.auth.Config.Schemes(nil)
+	hs.card.Security = &card.Security{
+		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
+		APIKeyHeader: hs.auth.APIKeyHeader,
+		JWT:          s.JWT,
+		FromEnv:      !hs.auth.NoEnv,
+	}
+	if *hs.card.Security == (card.Security{}) {
+		hs.card.Security = nil
+	}
+	hs.agent.attach(hs.card, hs.auth)
+	return hs, nil
+}
 
 // unmarshalOption parses one agent subdirective of the a2a Caddyfile block.
 // It reports false when the current token is not one of its options.
@@ -183,37 +364,4 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	}
 	c := *card
 	h.Card = &c
-}
-
-func stringArg(d *caddyfile.Dispenser, out *string) error {
-	if !d.Args(out) || d.NextArg() {
-		return d.ArgErr()
-	}
-	return nil
-}
-
-func durationArg(d *caddyfile.Dispenser, out *caddy.Duration) error {
-	opt := d.Val()
-	var v string
-	if !d.Args(&v) || d.NextArg() {
-		return d.ArgErr()
-	}
-	dur, err := caddy.ParseDuration(v)
-	if err != nil || dur <= 0 {
-		return d.Errf("%s: invalid duration %q", opt, v)
-	}
-	*out = caddy.Duration(dur)
-	return nil
-}
-
-func intArg(d *caddyfile.Dispenser) (int, error) {
-	var v string
-	if !d.Args(&v) || d.NextArg() {
-		return 0, d.ArgErr()
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, d.Errf("invalid number %q", v)
-	}
-	return n, nil
 }

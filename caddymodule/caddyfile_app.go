@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/caddyserver/caddy/v2"
-
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -37,13 +36,12 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	seen := map[string]bool{}
+	options := newBlockOptions("a2a")
 	for d.NextBlock(0) {
 		opt := d.Val()
-		if seen[opt] {
-			return nil, d.Errf("a2a: duplicate option %q", opt)
+		if err := options.once(d); err != nil {
+			return nil, err
 		}
-		seen[opt] = true
 		var val string
 		if !d.Args(&val) || d.NextArg() {
 			return nil, d.Errf("a2a: %s takes exactly one value", opt)

@@ -1,12 +1,10 @@
-package caddymodule
+package card
 
 import (
 	"testing"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 // TestUnbumpedVersionWarningNamesVersion: the reload warning for a card
@@ -15,20 +13,20 @@ import (
 func TestUnbumpedVersionWarningNamesVersion(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	name := "unbumped-" + t.Name()
-	h := &CardHandler{logger: zap.New(core)}
-	h.Name, h.Description = name, "first"
+	h := &Handler{logger: zap.New(core)}
+	h.cfg.Name, h.cfg.Description = name, "first"
 	h.warnUnbumpedVersion()
-	h.Description = "second"
+	h.cfg.Description = "second"
 	h.warnUnbumpedVersion()
 	entries := logs.FilterMessageSnippet("did not").All()
 	if len(entries) != 1 {
 		t.Fatalf("want one warning, got %d", len(entries))
 	}
-	if v := entries[0].ContextMap()["version"]; v != card.DefaultVersion {
-		t.Fatalf("warning names version %q, want %q", v, card.DefaultVersion)
+	if v := entries[0].ContextMap()["version"]; v != DefaultVersion {
+		t.Fatalf("warning names version %q, want %q", v, DefaultVersion)
 	}
 	// An explicit "1.0.0" is the same version as none: still unbumped.
-	h.Version, h.Description = "1.0.0", "third"
+	h.cfg.Version, h.cfg.Description = "1.0.0", "third"
 	h.warnUnbumpedVersion()
 	if n := logs.FilterMessageSnippet("did not").Len(); n != 2 {
 		t.Fatalf("explicit default version: %d warnings, want 2", n)

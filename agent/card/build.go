@@ -1,0 +1,156 @@
+package card
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+func orDefault(v, def []string) []string {
+	if len(v) == 0 {
+		return slices.Clone(def)
+	}
+	return slices.Clone(v)
+}
+
+// Build returns the Agent Card for cfg and rt. cfg should have passed
+// Validate; Build never fails and never includes a credential.
+func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	base := rt.BaseURL
+	if base == "" && cfg.PublicURL != "" {
+		base = cfg.PublicURL
+	}
+	if base == "" {
+		base = "http://127.0.0.1/"
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	bindings := rt.Bindings
+	if len(bindings) == 0 {
+		bindings = []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON}
+	}
+	c := &a2a.AgentCard{
+		Name:               cfg.Name,
+		Description:        cfg.Description,
+		Version:            cfg.Version,
+		DocumentationURL:   cfg.DocumentationURL,
+		IconURL:            cfg.IconURL,
+		DefaultInputModes:  orDefault(cfg.InputModes, DefaultInputModes),
+		DefaultOutputModes: orDefault(cfg.OutputModes, DefaultOutputModes),
+		Skills:             []a2a.AgentSkill{},
+	}
+	if c.Description == "" {
+		c.Description = cfg.Name + " A2A agent"
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	if cfg.Provider != nil {
+		c.Provider = &a2a.AgentProvider{Organization: cfg.Provider.Organization, URL: cfg.Provider.URL}
+	}
+	for _, b := range bindings {
+		c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{
+			URL: base, ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion,
+		})
+	}
+	for _, s := range cfg.Skills {
+		c.Skills = append(c.Skills, a2a.AgentSkill{
+			ID: s.ID, Name: s.Name, Description: s.Description,
+			Tags:        orDefault(s.Tags, []string{}),
+			Examples:    slices.Clone(s.Examples),
+			InputModes:  slices.Clone(s.InputModes),
+			OutputModes: slices.Clone(s.OutputModes),
+		})
+	}
+
+	c.Capabilities = a2a.AgentCapabilities{
+		Streaming:         a2a.Bool(true),
+		PushNotifications: a2a.Bool(rt.PushNotifications),
+	}
+	if rt.AuthEnabled() {
+		c.Capabilities.ExtendedAgentCard = a2a.Bool(true)
+	}
+	addExtensions(c, cfg, rt)
+	if rt.AuthEnabled() {
+		addSecurity(c, rt)
+	}
+	return c
+}
+
+// addExtensions declares the built-in extensions (artifact metadata, and
+// thinking exposure when on) and the configured ones on c.
+func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
+	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
+	art := cfg.artifactURI()
+	c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+		URI:         art,
+		Description: "Metadata namespace for tool progress, permission decisions, token usage and artifact metadata.",
+		Required:    required(art),
+		Params:      map[string]any{"namespace": cfg.NamespaceOrDefault()},
+	})
+	if len(rt.ThinkingTypes) > 0 {
+		th := cfg.thinkingURI()
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+			URI:         th,
+			Description: "Exposes agent thinking signals under the metadata namespace.",
+			Required:    required(th),
+			Params:      map[string]any{"enabledTypes": slices.Clone(rt.ThinkingTypes)},
+		})
+	}
+	for _, e := range cfg.Extensions {
+		if i := slices.IndexFunc(c.Capabilities.Extensions, func(x a2a.AgentExtension) bool { return x.URI == e.URI }); i >= 0 {
+			// An entry naming a built-in extension refines it.
+			x := &c.Capabilities.Extensions[i]
+			x.Required = x.Required || e.Required
+			if e.Description != "" {
+				x.Description = e.Description
+			}
+			for k, v := range e.Params {
+				x.Params[k] = v
+			}
+			continue
+		}
+		if e.URI == cfg.thinkingURI() {
+			continue // thinking exposure is off: not advertised
+		}
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+			URI: e.URI, Description: e.Description, Required: e.Required || required(e.URI), Params: e.Params,
+		})
+	}
+}
+
+// addSecurity declares the enabled auth schemes on c, each its own
+// security requirement.
+func addSecurity(c *a2a.AgentCard, rt Runtime) {
+	c.SecuritySchemes = map[string]a2a.SecurityScheme{}
+	addReq := func(name string) {
+		c.SecurityRequirements = append(c.SecurityRequirements, a2a.SecurityRequirement{
+			Schemes: map[string]a2a.StringList{name: {List: []string{}}},
+		})
+	}
+	if rt.Bearer {
+		hs := &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}
+		if rt.BearerJWT {
+			hs.BearerFormat = "JWT"
+		}
+		c.SecuritySchemes[SchemeBearer] = a2a.SecurityScheme{HTTPAuth: hs}
+		addReq(SchemeBearer)
+	}
+	if rt.Basic {
+		c.SecuritySchemes[SchemeBasic] = a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Basic"}}
+		addReq(SchemeBasic)
+	}
+	if rt.APIKey {
+		h := rt.APIKeyHeader
+		if h == "" {
+			h = "X-API-Key"
+		}
+		c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
+		addReq(SchemeAPIKey)
+	}
+}

@@ -1,0 +1,120 @@
+package jws
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// maxKeyFileBytes bounds a PEM private key file.
+const maxKeyFileBytes = 64 << 10
+
+// SignKey is one configured card signing key (CARD-6).
+type SignKey struct {
+	// Alg is hs256, es256 or eddsa. Required.
+	Alg string `json:"alg,omitempty"`
+	// KID is the key id written to the protected header. Required.
+	KID string `json:"kid,omitempty"`
+	// Secret is the HS256 secret (at least 32 bytes). Use an {env.X} or
+	// {file.path} placeholder; it is resolved at provision time.
+	Secret string `json:"secret,omitempty"`
+	// KeyFile is the path of a PEM private key (EC P-256 for es256,
+	// Ed25519 for eddsa; PKCS #8 or SEC 1). Placeholders allowed.
+	KeyFile string `json:"key_file,omitempty"`
+	// JKU, when set, is written to the protected header as the URL of a
+	// JWKS holding the public key (e.g. https://host/.well-known/jwks.json).
+	JKU string `json:"jku,omitempty"`
+}
+
+// LoadSigners checks the configured keys and builds one signer per key, in
+// order (CARD-6): kids are required and unique, hs256 takes a secret and
+// es256/eddsa a key_file. resolve (nil: identity) expands placeholders in
+// Secret and KeyFile before use. Errors never hold a secret or a path.
+func LoadSigners(keys []SignKey, resolve func(string) string) ([]*Signer, error) {
+	if resolve == nil {
+		resolve = func(s string) string { return s }
+	}
+	kids := map[string]bool{}
+	var signers []*Signer
+	for i, k := range keys {
+		if k.KID == "" {
+			return nil, fmt.Errorf("card sign[%d]: kid is required", i)
+		}
+		if kids[k.KID] {
+			return nil, fmt.Errorf("card sign %q: duplicate kid", k.KID)
+		}
+		kids[k.KID] = true
+		s, err := loadSigner(k, resolve)
+		if err != nil {
+			return nil, err
+		}
+		signers = append(signers, s)
+	}
+	return signers, nil
+}
+
+// loadSigner builds the signer of one key whose kid is checked.
+func loadSigner(k SignKey, resolve func(string) string) (*Signer, error) {
+	where := fmt.Sprintf("card sign %q", k.KID)
+	var s *Signer
+	var err error
+	switch strings.ToLower(k.Alg) {
+	case "hs256":
+		if k.KeyFile != "" {
+			return nil, fmt.Errorf("%s: hs256 takes a secret, not a key_file", where)
+		}
+		secret := strings.TrimRight(resolve(k.Secret), "\r\n")
+		if secret == "" {
+			return nil, fmt.Errorf("%s: secret is empty (check its placeholder)", where)
+		}
+		s, err = NewHMACSigner(k.KID, []byte(secret))
+	case "es256", "eddsa":
+		if k.Secret != "" {
+			return nil, fmt.Errorf("%s: %s takes a key_file, not a secret", where, k.Alg)
+		}
+		path := resolve(k.KeyFile)
+		if path == "" {
+			return nil, fmt.Errorf("%s: key_file is required", where)
+		}
+		pemBytes, rerr := readKeyFile(path)
+		if rerr != nil {
+			return nil, fmt.Errorf("%s: reading key_file: %v", where, rerr)
+		}
+		alg := AlgES256
+		if strings.EqualFold(k.Alg, "eddsa") {
+			alg = AlgEdDSA
+		}
+		s, err = ParsePrivateKeyPEM(k.KID, alg, pemBytes)
+	default:
+		return nil, fmt.Errorf("%s: alg must be hs256, es256 or eddsa", where)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("card sign: %w", err)
+	}
+	if k.JKU != "" {
+		if s, err = s.WithJKU(k.JKU); err != nil {
+			return nil, fmt.Errorf("card sign: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// readKeyFile reads a key file of at most maxKeyFileBytes; errors do not
+// name the path.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.New("cannot open the file")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
+	if err != nil {
+		return nil, errors.New("cannot read the file")
+	}
+	if len(b) > maxKeyFileBytes {
+		return nil, fmt.Errorf("file is larger than %d bytes", maxKeyFileBytes)
+	}
+	return b, nil
+}

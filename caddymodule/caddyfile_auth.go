@@ -1,0 +1,171 @@
+package caddymodule
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+)
+
+// unmarshalAuthBlock parses `auth { … }`; d is on the "auth" token.
+func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	c := &h.Config
+	options := newBlockOptions("auth", "principal")
+	options.alias = map[string]string{"token": "bearer"}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return err
+		}
+		var err error
+		switch opt {
+		case "bearer", "token":
+			c.Token, err = oneArg(d)
+		case "api_key":
+			c.APIKey, err = oneArg(d)
+		case "api_key_header":
+			c.APIKeyHeader, err = oneArg(d)
+		case "default_principal":
+			c.DefaultPrincipal, err = oneArg(d)
+		case "realm":
+			c.Realm, err = oneArg(d)
+		case "basic":
+			var b *auth.Basic
+			if b, err = basicArgs(d, "auth basic"); err == nil {
+				c.Basic = b
+			}
+		case "no_env":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			c.NoEnv = true
+		case "principal":
+			err = unmarshalPrincipal(d, c)
+		case "jwt":
+			err = unmarshalJWT(d, c)
+		default:
+			return d.Errf("unknown auth option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func basicArgs(d *caddyfile.Dispenser, what string) (*auth.Basic, error) {
+	args := d.RemainingArgs()
+	switch len(args) {
+	case 2:
+		return &auth.Basic{Username: args[0], Password: args[1]}, nil
+	case 1:
+		return nil, d.Errf("%s: password (or bcrypt hash) required after username", what)
+	default:
+		return nil, d.ArgErr()
+	}
+}
+
+func unmarshalPrincipal(d *caddyfile.Dispenser, c *auth.Config) error {
+	var name, scheme string
+	if !d.Args(&name, &scheme) {
+		return d.Errf("principal: usage is principal <name> bearer|basic|api_key <secret...>")
+	}
+	i := slices.IndexFunc(c.Principals, func(p auth.Principal) bool { return p.Name == name })
+	if i < 0 {
+		c.Principals = append(c.Principals, auth.Principal{Name: name})
+		i = len(c.Principals) - 1
+	}
+	p := &c.Principals[i]
+	what := fmt.Sprintf("principal %q", name)
+	switch scheme {
+	case "bearer", "token":
+		v, err := oneArg(d)
+		if err != nil {
+			return err
+		}
+		if p.Token != "" {
+			return d.Errf("%s: duplicate bearer token", what)
+		}
+		p.Token = v
+	case "api_key":
+		v, err := oneArg(d)
+		if err != nil {
+			return err
+		}
+		if p.APIKey != "" {
+			return d.Errf("%s: duplicate api_key", what)
+		}
+		p.APIKey = v
+	case "basic":
+		if p.Basic != nil {
+			return d.Errf("%s: duplicate basic credential", what)
+		}
+		b, err := basicArgs(d, what+" basic")
+		if err != nil {
+			return err
+		}
+		p.Basic = b
+	default:
+		return d.Errf("%s: unknown scheme %q (want bearer, basic or api_key)", what, scheme)
+	}
+	return nil
+}
+
+// unmarshalJWT parses `jwt { … }` inside the auth block; d is on "jwt".
+func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	j := &auth.JWT{}
+	options := newBlockOptions("auth jwt")
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return err
+		}
+		var err error
+		switch opt {
+		case "secret":
+			j.Secret, err = oneArg(d)
+		case "secret_kid":
+			j.SecretKID, err = oneArg(d)
+		case "jwks_file":
+			j.JWKSFile, err = oneArg(d)
+		case "jwks_url":
+			j.JWKSURL, err = oneArg(d)
+		case "issuer":
+			j.Issuer, err = oneArg(d)
+		case "audience":
+			j.Audience, err = oneArg(d)
+		case "algorithms":
+			j.Algorithms, err = restArgs(d)
+		case "clock_skew":
+			var v string
+			if v, err = oneArg(d); err != nil {
+				return err
+			}
+			dur, perr := caddy.ParseDuration(v)
+			if perr != nil || dur < 0 || dur > auth.MaxClockSkew {
+				return d.Errf("auth jwt clock_skew: invalid duration %q (0 to %v)", v, auth.MaxClockSkew)
+			}
+			j.ClockSkew = auth.Duration(time.Duration(dur))
+		default:
+			return d.Errf("auth jwt: unknown option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if j.Secret == "" && j.JWKSFile == "" && j.JWKSURL == "" {
+		return d.Err("auth jwt: set secret, jwks_file or jwks_url")
+	}
+	c.JWT = j
+	return nil
+}

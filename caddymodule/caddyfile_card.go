@@ -1,0 +1,222 @@
+package caddymodule
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+)
+
+// unmarshalCardBlock parses `card { … }`; d is on the "card" token.
+func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	c := &h.Config
+	options := newBlockOptions("card", "skill", "extension", "sign")
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return err
+		}
+		var err error
+		switch opt {
+		case "name":
+			c.Name, err = oneArg(d)
+		case "description":
+			c.Description, err = oneArg(d)
+		case "version":
+			c.Version, err = oneArg(d)
+		case "documentation_url":
+			c.DocumentationURL, err = oneArg(d)
+		case "icon_url":
+			c.IconURL, err = oneArg(d)
+		case "public_url":
+			c.PublicURL, err = oneArg(d)
+		case "namespace":
+			c.Namespace, err = oneArg(d)
+		case "artifact_extension":
+			c.ArtifactExtensionURI, err = oneArg(d)
+		case "thinking_extension":
+			c.ThinkingExtensionURI, err = oneArg(d)
+		case "input_modes":
+			c.InputModes, err = restArgs(d)
+		case "output_modes":
+			c.OutputModes, err = restArgs(d)
+		case "provider":
+			var org, u string
+			if !d.Args(&org, &u) || d.NextArg() {
+				return d.ArgErr()
+			}
+			c.Provider = &card.Provider{Organization: org, URL: u}
+		case "max_age":
+			var v string
+			if v, err = oneArg(d); err != nil {
+				return err
+			}
+			dur, perr := caddy.ParseDuration(v)
+			if perr != nil || dur < 0 {
+				return d.Errf("card max_age: invalid duration %q", v)
+			}
+			md := caddy.Duration(dur)
+			h.MaxAge = &md
+		case "sign":
+			err = h.unmarshalSign(d)
+		case "jwks_path":
+			h.JWKSPath, err = oneArg(d)
+		case "extension":
+			err = unmarshalExtension(d, c)
+		case "skill":
+			err = unmarshalSkill(d, c)
+		default:
+			return d.Errf("unknown card option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return d.Errf("invalid card: %v", err)
+	}
+	return nil
+}
+
+func unmarshalExtension(d *caddyfile.Dispenser, c *card.Config) error {
+	args := d.RemainingArgs()
+	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "required") {
+		return d.ArgErr()
+	}
+	e := card.Extension{URI: args[0], Required: len(args) == 2}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "description":
+			v, err := oneArg(d)
+			if err != nil {
+				return err
+			}
+			e.Description = v
+		case "param":
+			var k, v string
+			if !d.Args(&k, &v) || d.NextArg() {
+				return d.ArgErr()
+			}
+			if e.Params == nil {
+				e.Params = map[string]any{}
+			}
+			e.Params[k] = v
+		default:
+			return d.Errf("unknown extension option %q", d.Val())
+		}
+	}
+	if slices.ContainsFunc(c.Extensions, func(x card.Extension) bool { return x.URI == e.URI }) {
+		return d.Errf("card: duplicate extension %q", e.URI)
+	}
+	c.Extensions = append(c.Extensions, e)
+	return nil
+}
+
+func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
+	id, err := oneArg(d)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(c.Skills, func(s card.Skill) bool { return s.ID == id }) {
+		return d.Errf("card: duplicate skill %q", id)
+	}
+	s := card.Skill{ID: id}
+	options := newBlockOptions(fmt.Sprintf("skill %q", id), "example")
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return err
+		}
+		var err error
+		switch opt {
+		case "name":
+			s.Name, err = oneArg(d)
+		case "description":
+			s.Description, err = oneArg(d)
+		case "tags":
+			s.Tags, err = restArgs(d)
+		case "example":
+			var v string
+			v, err = oneArg(d)
+			s.Examples = append(s.Examples, v)
+		case "input_modes":
+			s.InputModes, err = restArgs(d)
+		case "output_modes":
+			s.OutputModes, err = restArgs(d)
+		default:
+			return d.Errf("skill %q: unknown option %q", id, opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	c.Skills = append(c.Skills, s)
+	return nil
+}
+
+// unmarshalSign parses `sign hs256|es256|eddsa { kid … secret|key_file … jku … }`
+// inside the card block; d is on the "sign" token.
+func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
+	alg, err := oneArg(d)
+	if err != nil {
+		return err
+	}
+	alg = strings.ToLower(alg)
+	if alg != "hs256" && alg != "es256" && alg != "eddsa" {
+		return d.Errf("card sign: algorithm %q is not supported (hs256, es256 or eddsa)", alg)
+	}
+	k := jws.SignKey{Alg: alg}
+	options := newBlockOptions("card sign")
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return err
+		}
+		var err error
+		switch opt {
+		case "kid":
+			k.KID, err = oneArg(d)
+		case "secret":
+			if alg != "hs256" {
+				return d.Errf("card sign %s: secret is only for hs256 (use key_file)", alg)
+			}
+			k.Secret, err = oneArg(d)
+		case "key_file":
+			if alg == "hs256" {
+				return d.Errf("card sign hs256: key_file is only for es256 and eddsa (use secret)")
+			}
+			k.KeyFile, err = oneArg(d)
+		case "jku":
+			k.JKU, err = oneArg(d)
+		default:
+			return d.Errf("card sign: unknown option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if k.KID == "" {
+		return d.Err("card sign: kid is required")
+	}
+	if alg == "hs256" && k.Secret == "" {
+		return d.Err("card sign hs256: secret is required")
+	}
+	if alg != "hs256" && k.KeyFile == "" {
+		return d.Errf("card sign %s: key_file is required", alg)
+	}
+	for _, o := range h.Sign {
+		if o.KID == k.KID {
+			return d.Errf("card sign: duplicate kid %q", k.KID)
+		}
+	}
+	h.Sign = append(h.Sign, k)
+	return nil
+}

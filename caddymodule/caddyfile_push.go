@@ -1,0 +1,168 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/push"
+)
+
+// unmarshalPush parses the push block of the a2a directive:
+//
+//	push {
+//		queue local-file
+//		queue redis-streams {
+//			redis_url <url>
+//			stream <key>
+//			retry_key <key>
+//			dead_stream <key>
+//			consumer_group <name>
+//			consumer_name <name>
+//			lease_timeout_ms <ms>
+//		}
+//		allow_private_networks <cidr…>
+//		timeout <duration>
+//		max_attempts <n>
+//		retry_initial <duration>
+//		retry_max <duration>
+//		retry_jitter <0..1>
+//		workers <n>
+//		lease <duration>
+//		max_configs_per_task <n>
+//	}
+func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
+	p := &PushConfig{}
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	options := newBlockOptions("push", "allow_private_networks")
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return nil, err
+		}
+		switch opt {
+		case "queue":
+			if !d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			p.Queue = d.Val()
+			switch p.Queue {
+			case pushQueueLocal:
+				if d.NextArg() || d.NextBlock(d.Nesting()) {
+					return nil, d.Errf("push: queue local-file takes no options")
+				}
+			case pushQueueRedis:
+				if d.NextArg() {
+					return nil, d.ArgErr()
+				}
+				r, err := unmarshalPushRedis(d)
+				if err != nil {
+					return nil, err
+				}
+				p.Redis = r
+			default:
+				return nil, d.Errf("push: unknown queue %q (want local-file or redis-streams)", p.Queue)
+			}
+		case "allow_private_networks":
+			args := d.RemainingArgs()
+			// An empty environment variable leaves no argument: allow nothing.
+			if _, err := push.ParseCIDRs(args...); err != nil {
+				return nil, d.Errf("push: allow_private_networks: %v", err)
+			}
+			p.AllowPrivateNetworks = append(p.AllowPrivateNetworks, args...)
+		case "timeout":
+			if err := durationArg(d, &p.Timeout); err != nil {
+				return nil, err
+			}
+		case "retry_initial":
+			if err := durationArg(d, &p.RetryInitial); err != nil {
+				return nil, err
+			}
+		case "retry_max":
+			if err := durationArg(d, &p.RetryMax); err != nil {
+				return nil, err
+			}
+		case "lease":
+			if err := durationArg(d, &p.Lease); err != nil {
+				return nil, err
+			}
+		case "max_attempts", "workers", "max_configs_per_task":
+			n, err := intArg(d)
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 {
+				return nil, d.Errf("push: %s must be at least 1", opt)
+			}
+			switch opt {
+			case "workers":
+				p.Workers = n
+			case "max_configs_per_task":
+				p.MaxConfigsPerTask = n
+			default:
+				p.MaxAttempts = n
+			}
+		case "retry_jitter":
+			var v string
+			if !d.Args(&v) || d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, d.Errf("push: retry_jitter must be a number between 0 and 1")
+			}
+			p.RetryJitter = f
+		default:
+			return nil, d.Errf("push: unknown option %q", opt)
+		}
+	}
+	// The rules of the values themselves are push's, as for JSON configs.
+	if err := p.config().Validate(); err != nil {
+		return nil, d.Err(err.Error())
+	}
+	return p, nil
+}
+
+func unmarshalPushRedis(d *caddyfile.Dispenser) (*PushRedisConfig, error) {
+	r := &PushRedisConfig{}
+	options := newBlockOptions("push redis-streams")
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return nil, err
+		}
+		var dst *string
+		switch opt {
+		case "redis_url":
+			dst = &r.URL
+		case "stream":
+			dst = &r.Stream
+		case "retry_key":
+			dst = &r.RetryKey
+		case "dead_stream":
+			dst = &r.DeadStream
+		case "consumer_group":
+			dst = &r.ConsumerGroup
+		case "consumer_name":
+			dst = &r.ConsumerName
+		case "lease_timeout_ms":
+			n, err := intArg(d)
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 {
+				return nil, d.Errf("push: lease_timeout_ms must be at least 1")
+			}
+			r.LeaseTimeoutMS = int64(n)
+			continue
+		default:
+			return nil, d.Errf("push: unknown redis-streams option %q", opt)
+		}
+		if err := stringArg(d, dst); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
