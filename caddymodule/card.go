@@ -2,10 +2,7 @@ package caddymodule
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -149,24 +146,6 @@ func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		return caddyhttp.Error(http.StatusInternalServerError, err)
 	}
 	return nil
-}
-
-// readLimited reads at most max bytes of a file; errors do not name the
-// path. (The card subcommand's reader: it leaves with command_card.go.)
-func readLimited(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errors.New("cannot open the file")
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, errors.New("cannot read the file")
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("file is larger than %d bytes", max)
-	}
-	return b, nil
 }
 
 var (

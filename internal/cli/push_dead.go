@@ -19,8 +19,8 @@ import (
 
 // The queue names of the push config's queue option (PUSH-7).
 const (
-	pushQueueLocal = "local-file"
-	pushQueueRedis = "redis-streams"
+	pushQueueLocal = push.QueueLocal
+	pushQueueRedis = push.QueueRedis
 )
 
 // `caddy a2a push dead list|requeue` (PUSH-7): inspect and replay the dead
