@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // run is a task whose turn is in progress. It keeps the live snapshot of the
-// task and fans its events out, in order, to any number of subscribers.
+// task and publishes its events, in order, on the turn's event log, which
+// fans them out to any number of subscriptions.
 type run struct {
-	owner  string
-	cancel context.CancelCauseFunc
-	done   chan struct{} // closed once the final state is stored and published
+	owner string
+	log   store.EventLog
+	done  chan struct{} // closed once the final state is stored and published
 
 	// writeMu orders the lazy write of a running turn before its final
 	// write; lazy is the timer of that lazy write.
@@ -24,9 +26,10 @@ type run struct {
 	// once too, without waiting for the commit.
 	durable bool
 
+	// mu guards the snapshot and orders every Publish and Subscribe on log,
+	// so a subscriber's first snapshot and its first event agree.
 	mu        sync.Mutex
 	task      a2a.Task
-	subs      map[*subscriber]struct{}
 	finished  bool
 	canceling bool
 	finalized bool // the final state is decided; later backend events are dropped
@@ -35,9 +38,16 @@ type run struct {
 	invalidResponse string
 }
 
-func newRun(owner string, t *a2a.Task, cancel context.CancelCauseFunc) *run {
-	return &run{owner: owner, task: *t, cancel: cancel, done: make(chan struct{}), subs: map[*subscriber]struct{}{}}
+// newRun opens the event log of a turn of t on the hub's bus and returns
+// the run with the context its turn runs under (canceled by r.cancel).
+func (h *Hub) newRun(owner string, t *a2a.Task) (*run, context.Context) {
+	log, ctx := h.bus.Open(t.ID)
+	return &run{owner: owner, log: log, task: *t, done: make(chan struct{})}, ctx
 }
+
+// cancel asks the run's turn to stop with cause (the cancel signal of the
+// event log: RPC-10, OPS-3).
+func (r *run) cancel(cause error) { r.log.Cancel(cause) }
 
 // snapshot returns a copy of the live task safe to hand out.
 func (r *run) snapshot() a2a.Task {
@@ -54,9 +64,9 @@ func (r *run) ids() (id, contextID string) {
 	return r.task.ID, r.task.ContextID
 }
 
-// publish applies change to the live task (when non-nil) and delivers ev to
-// every subscriber, atomically with respect to subscribe. Once the final
-// state is decided, only publishFinal gets through.
+// publish applies change to the live task (when non-nil) and publishes ev,
+// atomically with respect to subscribe. Once the final state is decided,
+// only publishFinal gets through.
 func (r *run) publish(ev a2a.StreamResponse, change func(t *a2a.Task)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -76,127 +86,61 @@ func (r *run) publishFinal(ev a2a.StreamResponse, change func(t *a2a.Task)) {
 	r.deliver(ev, change)
 }
 
+// deliver is publish with r.mu held.
 func (r *run) deliver(ev a2a.StreamResponse, change func(t *a2a.Task)) {
 	if change != nil {
 		change(&r.task)
 	}
-	for s := range r.subs {
-		s.push(ev)
-	}
+	r.log.Publish(ev)
 }
 
-// subscribe returns the current task and a subscriber that receives every
-// later event; the subscriber ends once the run finishes.
-func (r *run) subscribe() (a2a.Task, *subscriber) {
+// subscribeLocked subscribes to the events after the snapshot; r.mu is held.
+func (r *run) subscribeLocked() store.Subscription {
+	// r.mu orders every Publish: Last is the snapshot's event, so the
+	// in-process log never answers ErrEventsGone here.
+	sub, err := r.log.Subscribe(r.log.Last())
+	if err != nil {
+		return endedSubscription{} // against the EventLog contract: the stream ends
+	}
+	return sub
+}
+
+// endedSubscription is a subscription that has ended.
+type endedSubscription struct{}
+
+func (endedSubscription) Next(context.Context) (store.Event, bool) { return store.Event{}, false }
+func (endedSubscription) Close()                                   {}
+
+// subscribe returns the current task and a subscription to every later
+// event; the subscription ends once the run finishes.
+func (r *run) subscribe() (a2a.Task, store.Subscription) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := &subscriber{notify: make(chan struct{}, 1), run: r}
-	if r.finished {
-		s.closed = true
-	} else {
-		r.subs[s] = struct{}{}
-	}
-	return cloneTask(&r.task), s
+	return cloneTask(&r.task), r.subscribeLocked()
 }
 
 // subscribeLive is subscribe for SubscribeToTask: ok is false (and nothing
 // is registered) once the run's final state is decided, when the caller
 // must wait for done and read the stored task instead.
-func (r *run) subscribeLive() (a2a.Task, *subscriber, bool) {
+func (r *run) subscribeLive() (a2a.Task, store.Subscription, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finalized || r.finished {
 		return a2a.Task{}, nil, false
 	}
-	s := &subscriber{notify: make(chan struct{}, 1), run: r}
-	r.subs[s] = struct{}{}
-	return cloneTask(&r.task), s, true
+	return cloneTask(&r.task), r.subscribeLocked(), true
 }
 
-func (r *run) unsubscribe(s *subscriber) {
-	r.mu.Lock()
-	delete(r.subs, s)
-	r.mu.Unlock()
-}
+// unsubscribe ends sub, a subscription to the run's events.
+func (r *run) unsubscribe(sub store.Subscription) { sub.Close() }
 
-// finish closes every subscriber (after they drain) and marks the run done.
+// finish ends every subscription (after it drains) and marks the run done.
 func (r *run) finish() {
 	r.mu.Lock()
 	r.finished = true
-	for s := range r.subs {
-		s.close()
-	}
-	r.subs = nil
+	r.log.Close()
 	r.mu.Unlock()
 	close(r.done)
-}
-
-// subscriber is one stream's ordered, unbounded event queue.
-type subscriber struct {
-	run    *run
-	notify chan struct{}
-
-	mu     sync.Mutex
-	queue  []a2a.StreamResponse
-	closed bool
-}
-
-// maxSubscriberQueue bounds the events waiting for one stream; a reader
-// that falls this far behind is disconnected instead of buffering a whole
-// turn's output in memory.
-const maxSubscriberQueue = 8192
-
-func (s *subscriber) push(ev a2a.StreamResponse) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	if len(s.queue) >= maxSubscriberQueue {
-		s.queue, s.closed = nil, true
-	} else {
-		s.queue = append(s.queue, ev)
-	}
-	s.mu.Unlock()
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (s *subscriber) close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
-}
-
-// next returns the next event; ok is false once the run has finished and
-// every event was taken, or when ctx is done.
-func (s *subscriber) next(ctx context.Context) (a2a.StreamResponse, bool) {
-	for {
-		s.mu.Lock()
-		if len(s.queue) > 0 {
-			ev := s.queue[0]
-			s.queue[0] = a2a.StreamResponse{}
-			s.queue = s.queue[1:]
-			s.mu.Unlock()
-			return ev, true
-		}
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			return a2a.StreamResponse{}, false
-		}
-		select {
-		case <-s.notify:
-		case <-ctx.Done():
-			return a2a.StreamResponse{}, false
-		}
-	}
 }
 
 // cloneTask copies a task deeply enough that later appends and status

@@ -18,7 +18,7 @@ import (
 // (streaming, returnImmediately, an inline push config). Otherwise the task
 // is written lazily: only if the turn is still running after
 // lazyWriteDelay, and in any case durably when it ends.
-func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, *subscriber, error) {
+func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, store.Subscription, error) {
 	var zero a2a.Task
 	if req == nil || req.Message == nil {
 		return nil, zero, nil, a2a.ErrInvalidParams("message", "is required")
@@ -86,10 +86,10 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	if s.hub.Closing() {
 		return nil, zero, nil, a2a.NewError(a2a.CodeInternalError, "The gateway is shutting down; retry shortly")
 	}
-	runCtx, cancel := context.WithCancelCause(context.Background())
-	r := newRun(owner, &task, cancel)
+	r, runCtx := s.hub.newRun(owner, &task)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
-		cancel(nil)
+		r.cancel(nil)
+		r.log.Close()
 		return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking}
 	}
 	if msg.TaskID != "" && len(task.History) > 1 {
@@ -100,7 +100,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		if err == nil && cur.Status.State.Terminal() {
 			s.hub.runs.Delete(task.ID)
 			r.finish()
-			cancel(nil)
+			r.cancel(nil)
 			return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(cur.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": task.ID}}
 		}
 		if err == nil {
@@ -119,7 +119,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		ps, _ := s.pushStore()
 		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
 			s.hub.runs.Delete(task.ID)
-			cancel(nil)
+			r.cancel(nil)
 			return nil, zero, nil, err
 		}
 	}
@@ -127,7 +127,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		if err := s.st.PutTask(ctx, owner, &task); err != nil {
 			s.hub.runs.Delete(task.ID)
 			r.finish()
-			cancel(nil)
+			r.cancel(nil)
 			s.cfg.Logger.Error("storing submitted task", errField(err))
 			return nil, zero, nil, a2a.ErrInternal()
 		}
@@ -138,7 +138,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
 			s.hub.runs.Delete(task.ID)
 			r.finish()
-			cancel(nil)
+			r.cancel(nil)
 			return nil, zero, nil, err
 		}
 	}
