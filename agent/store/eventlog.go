@@ -32,7 +32,10 @@ const MaxQueuedEvents = 8192
 // tasks (SendStreamingMessage, SubscribeToTask: RPC-11). The turn engine
 // opens one EventLog per turn; the in-process implementation is LocalBus,
 // a Redis one keeps a stream per task and a control channel for cancels.
-// Implementations are safe for concurrent use.
+// Implementations are safe for concurrent use. Today the runtime finds a
+// task's open log through its own table of running turns (one process);
+// reaching the log of a turn running on another instance (SCALE-1) adds a
+// lookup by task id with the Redis bus.
 type EventBus interface {
 	// Open opens the log of a new turn of task taskID and returns it with
 	// the context the turn runs under. That context is never canceled but
