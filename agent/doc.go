@@ -1,8 +1,8 @@
 // Package agent is the protocol core of caddy-a2a: a transport-neutral A2A
 // 1.0 service (one method per operation, taking the caller's principal), the
 // JSON-RPC and HTTP+JSON bindings on top of it, Server-Sent Events, the
-// per-task event broker, the conversation-context manager and the turn
-// engine that runs turns through a backend (the contract and the built-in
+// live runs of turns (their events go out on a store.EventBus), the
+// conversation-context manager and the turn engine that runs turns through a backend (the contract and the built-in
 // echo backend are package agent/backend).
 //
 // It imports nothing from Caddy: package caddymodule wires it into Caddy.

@@ -248,7 +248,7 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 	// Hold the task id while canceling so a follow-up cannot start a turn
 	// on it at the same time; if one just did, cancel that turn instead.
 	// Streams waiting on the task join the guard and get its CANCELED event.
-	guard := newRun(owner, t, func(error) {})
+	guard, _ := s.hub.newRun(owner, t)
 	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
 		return s.CancelTask(ctx, owner, req)
 	}
@@ -357,7 +357,7 @@ func ErrPushNotSupported() *a2a.Error {
 // runStream is a Stream over a run's subscriber, preceded by a first event.
 type runStream struct {
 	first         *a2a.Task
-	sub           *subscriber
+	sub           store.Subscription
 	run           *run
 	cancelOnClose bool
 	ended         bool
@@ -372,11 +372,11 @@ func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 	if rs.sub == nil {
 		return a2a.StreamResponse{}, false
 	}
-	ev, ok := rs.sub.next(ctx)
+	ev, ok := rs.sub.Next(ctx)
 	if !ok && ctx.Err() == nil {
 		rs.ended = true
 	}
-	return ev, ok
+	return ev.Response, ok
 }
 
 func (rs *runStream) Close() {

@@ -18,31 +18,11 @@ import (
 // (streaming, returnImmediately, an inline push config). Otherwise the task
 // is written lazily: only if the turn is still running after
 // lazyWriteDelay, and in any case durably when it ends.
-func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, *subscriber, error) {
+func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, store.Subscription, error) {
 	var zero a2a.Task
-	if req == nil || req.Message == nil {
-		return nil, zero, nil, a2a.ErrInvalidParams("message", "is required")
-	}
-	if err := validateMessage(req.Message); err != nil {
+	msg, pushCfg, err := s.checkSend(ctx, req)
+	if err != nil {
 		return nil, zero, nil, err
-	}
-	if req.Configuration != nil && !acceptsOutput(req.Configuration.AcceptedOutputModes, s.cfg.OutputModes) {
-		return nil, zero, nil, &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "None of the accepted output modes can be produced; this agent produces " + strings.Join(s.cfg.OutputModes, ", ")}
-	}
-	var pushCfg *a2a.TaskPushNotificationConfig
-	if req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
-		if !s.PushEnabled() {
-			return nil, zero, nil, ErrPushNotSupported()
-		}
-		pushCfg = req.Configuration.TaskPushNotificationConfig
-		if err := s.validatePushConfig(ctx, pushCfg, pushInlinePrefix); err != nil {
-			return nil, zero, nil, err
-		}
-	}
-	msg := stripSensitive(req.Message, s.cfg.Namespace, s.cfg.SensitiveMetadataKeys)
-	if msg == req.Message {
-		c := *msg
-		msg = &c
 	}
 	var cont *a2a.Task
 	ctxID := msg.ContextID
@@ -65,7 +45,44 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		// refused before the task is touched: it stays as it was (RPC-6).
 		return nil, zero, nil, workspaceError(s.cfg.Namespace, in.otherCwd)
 	}
+	task := newTurnTask(cont, msg)
+	return s.launch(ctx, owner, task, msg, in, pushCfg, durable)
+}
 
+// checkSend validates a SendMessage request before anything is touched and
+// returns its message (a copy without sensitive metadata, AUTH-5) and its
+// inline push config.
+func (s *Service) checkSend(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.Message, *a2a.TaskPushNotificationConfig, error) {
+	if req == nil || req.Message == nil {
+		return nil, nil, a2a.ErrInvalidParams("message", "is required")
+	}
+	if err := validateMessage(req.Message); err != nil {
+		return nil, nil, err
+	}
+	if req.Configuration != nil && !acceptsOutput(req.Configuration.AcceptedOutputModes, s.cfg.OutputModes) {
+		return nil, nil, &a2a.Error{Code: a2a.CodeContentTypeNotSupported, Message: "None of the accepted output modes can be produced; this agent produces " + strings.Join(s.cfg.OutputModes, ", ")}
+	}
+	var pushCfg *a2a.TaskPushNotificationConfig
+	if req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
+		if !s.PushEnabled() {
+			return nil, nil, ErrPushNotSupported()
+		}
+		pushCfg = req.Configuration.TaskPushNotificationConfig
+		if err := s.validatePushConfig(ctx, pushCfg, pushInlinePrefix); err != nil {
+			return nil, nil, err
+		}
+	}
+	msg := stripSensitive(req.Message, s.cfg.Namespace, s.cfg.SensitiveMetadataKeys)
+	if msg == req.Message {
+		c := *msg
+		msg = &c
+	}
+	return msg, pushCfg, nil
+}
+
+// newTurnTask returns the SUBMITTED task of a turn for msg: cont (the task
+// msg continues) with msg appended, or a new task (and context).
+func newTurnTask(cont *a2a.Task, msg *a2a.Message) a2a.Task {
 	now := a2a.Timestamp(time.Now())
 	var task a2a.Task
 	if cont != nil {
@@ -82,34 +99,25 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		task = a2a.Task{ID: msg.TaskID, ContextID: ctxID, History: []a2a.Message{*msg}}
 	}
 	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now}
+	return task
+}
 
+// launch registers the run of task, stores what must be stored before the
+// caller hears of the task, subscribes the caller and starts the turn.
+func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *a2a.Message, in *turnInput, pushCfg *a2a.TaskPushNotificationConfig, durable bool) (*run, a2a.Task, store.Subscription, error) {
+	var zero a2a.Task
 	if s.hub.Closing() {
 		return nil, zero, nil, a2a.NewError(a2a.CodeInternalError, "The gateway is shutting down; retry shortly")
 	}
-	runCtx, cancel := context.WithCancelCause(context.Background())
-	r := newRun(owner, &task, cancel)
+	r, runCtx := s.hub.newRun(owner, &task)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
-		cancel(nil)
+		r.cancel(nil)
+		r.log.Close()
 		return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking}
 	}
 	if msg.TaskID != "" && len(task.History) > 1 {
-		// A follow-up holds the task id now. Re-read the task: a cancel may
-		// have stored a terminal state meanwhile, or a turn that just ended
-		// may have added to the history since it was first read.
-		cur, err := s.st.GetTask(ctx, owner, task.ID)
-		if err == nil && cur.Status.State.Terminal() {
-			s.hub.runs.Delete(task.ID)
-			r.finish()
-			cancel(nil)
-			return nil, zero, nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(cur.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": task.ID}}
-		}
-		if err == nil {
-			task.History = append(cur.History, *msg)
-			task.Artifacts = cur.Artifacts
-			task.Metadata = cur.Metadata
-			r.mu.Lock()
-			r.task = task
-			r.mu.Unlock()
+		if err := s.refreshFollowUp(ctx, owner, r, &task, msg); err != nil {
+			return nil, zero, nil, err
 		}
 	}
 	followUp := len(task.History) > 1
@@ -119,7 +127,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		ps, _ := s.pushStore()
 		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
 			s.hub.runs.Delete(task.ID)
-			cancel(nil)
+			r.cancel(nil)
 			return nil, zero, nil, err
 		}
 	}
@@ -127,7 +135,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		if err := s.st.PutTask(ctx, owner, &task); err != nil {
 			s.hub.runs.Delete(task.ID)
 			r.finish()
-			cancel(nil)
+			r.cancel(nil)
 			s.cfg.Logger.Error("storing submitted task", errField(err))
 			return nil, zero, nil, a2a.ErrInternal()
 		}
@@ -138,7 +146,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
 			s.hub.runs.Delete(task.ID)
 			r.finish()
-			cancel(nil)
+			r.cancel(nil)
 			return nil, zero, nil, err
 		}
 	}
@@ -150,6 +158,30 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
 	go s.execute(runCtx, r, msg, in)
 	return r, first, sub, nil
+}
+
+// refreshFollowUp re-reads the task of a follow-up whose run holds the task
+// id now: a cancel may have stored a terminal state meanwhile (the run is
+// given up, and the error says so), or a turn that just ended may have
+// added to the history since it was first read (task and the run's
+// snapshot get it).
+func (s *Service) refreshFollowUp(ctx context.Context, owner string, r *run, task *a2a.Task, msg *a2a.Message) error {
+	cur, err := s.st.GetTask(ctx, owner, task.ID)
+	if err == nil && cur.Status.State.Terminal() {
+		s.hub.runs.Delete(task.ID)
+		r.finish()
+		r.cancel(nil)
+		return &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(cur.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": task.ID}}
+	}
+	if err == nil {
+		task.History = append(cur.History, *msg)
+		task.Artifacts = cur.Artifacts
+		task.Metadata = cur.Metadata
+		r.mu.Lock()
+		r.task = *task
+		r.mu.Unlock()
+	}
+	return nil
 }
 
 // workspaceError is the answer to a follow-up of an existing task whose

@@ -193,7 +193,9 @@ const InterruptedMessage = "The gateway stopped while this task was running; the
 // runs and conversation contexts. It outlives configuration reloads, so a
 // turn started before a reload is still seen (and cancellable) after it.
 type Hub struct {
-	store    store.Store
+	store store.Store
+	// bus carries each running turn's events to its streams.
+	bus      store.EventBus
 	runs     sync.Map // task id → *run
 	contexts *contextTable
 	// waiting holds the SubscribeToTask streams of interrupted tasks
@@ -212,13 +214,18 @@ type Hub struct {
 	streams atomic.Int64
 }
 
-// NewHub opens the shared runtime over st and marks tasks left running by a
-// previous process as failed.
+// NewHub opens the shared runtime over st, with the in-process event bus,
+// and marks tasks left running by a previous process as failed.
 func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
+	return NewHubWithBus(ctx, st, store.NewLocalBus())
+}
+
+// NewHubWithBus is NewHub with the event bus the turns publish on.
+func NewHubWithBus(ctx context.Context, st store.Store, bus store.EventBus) (*Hub, error) {
 	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
 		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)
 	}
-	h := &Hub{store: st, contexts: newContextTable(), idleTimeout: time.Hour, drain: 10 * time.Second, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	h := &Hub{store: st, bus: bus, contexts: newContextTable(), idleTimeout: time.Hour, drain: 10 * time.Second, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	h.stopped.Add(1)
 	go h.janitor()
 	return h, nil

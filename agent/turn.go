@@ -68,16 +68,7 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 
 	ns := s.cfg.Namespace
 	cwd := in.cwd
-	if in.badCwd {
-		text = msgInvalidWorkspace
-		return
-	}
-	if in.otherCwd {
-		text = msgOtherWorkspace
-		return
-	}
-	if !in.hasInput() {
-		text = msgTextOnly
+	if text = refusal(in); text != "" {
 		return
 	}
 	// The context lease first, then a concurrency slot: a message waiting
@@ -138,6 +129,20 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	if !bytes.Equal(before, c.session.State) {
 		s.saveSessionState(ctx, r.owner, ctxID, c)
 	}
+}
+
+// refusal is the status message of a turn refused before it leases its
+// context (INPUT-1, INPUT-3), "" when it may run.
+func refusal(in *turnInput) string {
+	switch {
+	case in.badCwd:
+		return msgInvalidWorkspace
+	case in.otherCwd:
+		return msgOtherWorkspace
+	case !in.hasInput():
+		return msgTextOnly
+	}
+	return ""
 }
 
 // contextFor returns the live context, reviving it from the store (or

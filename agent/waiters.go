@@ -12,16 +12,18 @@ import (
 
 // waiter is a SubscribeToTask stream on a task no turn is running for (an
 // input-required or auth-required task, RPC-11). It has no goroutine of its
-// own: the next run of the task adopts its subscriber when it starts, before
-// the turn emits anything, so the stream gets every event of that turn and
-// ends with it.
+// own: the next run of the task adopts it when it starts, before the turn
+// emits anything, subscribing it to the turn's event log, so the stream gets
+// every event of that turn and ends with it.
 type waiter struct {
 	id, owner string
-	sub       *subscriber
+	// wake is closed once a run adopted the waiter or the hub released it.
+	wake chan struct{}
 
 	// Guarded by waitList.mu.
-	run  *run     // the run that adopted the waiter; nil while it waits
-	base a2a.Task // that run's task when it adopted the waiter
+	run  *run               // the run that adopted the waiter; nil while it waits
+	base a2a.Task           // that run's task when it adopted the waiter
+	sub  store.Subscription // the waiter's subscription to that run's events
 }
 
 // waitList holds the waiters of every task, keyed by task id. Its lock also
@@ -39,7 +41,7 @@ type waitList struct {
 // already decided it returns that run and no subscriber: the caller waits
 // for its done and tries again. w is nil (and so is sub) when the hub is
 // shutting down. A live run of another owner is TaskNotFound.
-func (h *Hub) subscribeOrWait(id, owner string) (r *run, first a2a.Task, sub *subscriber, w *waiter, err error) {
+func (h *Hub) subscribeOrWait(id, owner string) (r *run, first a2a.Task, sub store.Subscription, w *waiter, err error) {
 	l := &h.waiting
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -54,7 +56,7 @@ func (h *Hub) subscribeOrWait(id, owner string) (r *run, first a2a.Task, sub *su
 	if l.closed {
 		return nil, first, nil, nil, nil
 	}
-	w = &waiter{id: id, owner: owner, sub: &subscriber{notify: make(chan struct{}, 1)}}
+	w = &waiter{id: id, owner: owner, wake: make(chan struct{})}
 	if l.byTask == nil {
 		l.byTask = map[string]map[*waiter]struct{}{}
 	}
@@ -88,9 +90,8 @@ func (h *Hub) adopt(r *run) {
 		if w.owner != r.owner {
 			continue // another principal's subscription to the same id never sees this task
 		}
-		w.sub.run = r
-		r.subs[w.sub] = struct{}{}
-		w.run, w.base = r, cloneTask(&r.task)
+		w.run, w.base, w.sub = r, cloneTask(&r.task), r.subscribeLocked()
+		close(w.wake)
 		delete(set, w)
 	}
 	if len(set) == 0 {
@@ -125,6 +126,15 @@ func (h *Hub) adoption(w *waiter) (*run, a2a.Task) {
 	return w.run, w.base
 }
 
+// adoptedSub returns w's subscription to the run that adopted it (nil while
+// it waits).
+func (h *Hub) adoptedSub(w *waiter) store.Subscription {
+	l := &h.waiting
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return w.sub
+}
+
 // releaseWaiters ends every waiting stream and registers no new waiter: the
 // hub takes no new turns, so none could be adopted (OPS-3).
 func (h *Hub) releaseWaiters() {
@@ -134,7 +144,7 @@ func (h *Hub) releaseWaiters() {
 	l.closed = true
 	for _, set := range l.byTask {
 		for w := range set {
-			w.sub.close()
+			close(w.wake)
 		}
 	}
 	l.byTask = nil
@@ -160,7 +170,7 @@ func (s *Service) subscribeWaiting(ctx context.Context, w *waiter) (Stream, erro
 	t, err := s.st.GetTask(ctx, w.owner, w.id)
 	if r, base := s.hub.adoption(w); r != nil {
 		first := s.trimTask(base, nil, true)
-		return &waitStream{svc: s, w: w, first: &first, adopted: true}, nil
+		return &waitStream{svc: s, w: w, first: &first, sub: s.hub.adoptedSub(w)}, nil
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -176,7 +186,7 @@ func (s *Service) subscribeWaiting(ctx context.Context, w *waiter) (Stream, erro
 			// Adopted between the two looks: that run's stream it is.
 			_, base := s.hub.adoption(w)
 			first := s.trimTask(base, nil, true)
-			return &waitStream{svc: s, w: w, first: &first, adopted: true}, nil
+			return &waitStream{svc: s, w: w, first: &first, sub: s.hub.adoptedSub(w)}, nil
 		}
 		return nil, err
 	}
@@ -189,12 +199,13 @@ func (s *Service) subscribeWaiting(ctx context.Context, w *waiter) (Stream, erro
 // turn. When no turn starts within SubscribeIdleTimeout, or the hub stops
 // taking turns, it ends after a final Task snapshot instead.
 type waitStream struct {
-	svc     *Service
-	w       *waiter
-	first   *a2a.Task
-	idleAt  time.Time
-	adopted bool // a run took the waiter: no idle deadline any more
-	ended   bool
+	svc    *Service
+	w      *waiter
+	first  *a2a.Task
+	idleAt time.Time
+	// sub is set once a run took the waiter: no idle deadline any more.
+	sub   store.Subscription
+	ended bool
 }
 
 // Next implements Stream.
@@ -205,37 +216,50 @@ func (ws *waitStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		return a2a.StreamResponse{Task: t}, true
 	}
 	for !ws.ended {
-		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if !ws.adopted {
-			wctx, cancel = context.WithDeadline(ctx, ws.idleAt)
+		if ws.sub == nil && !ws.await(ctx) {
+			if ctx.Err() != nil {
+				return a2a.StreamResponse{}, false // the caller's wait is over
+			}
+			return ws.final(ctx)
 		}
-		ev, ok := ws.w.sub.next(wctx)
-		cancel()
+		ev, ok := ws.sub.Next(ctx)
 		switch {
 		case ok:
-			return ev, true
+			return ev.Response, true
 		case ctx.Err() != nil:
 			return a2a.StreamResponse{}, false // the caller's wait is over
-		case ws.adopted:
-			ws.ended = true // the adopting run finished and every event was taken
-		case wctx.Err() == nil:
-			// Closed while waiting: adopted and finished at once, or
-			// released by the hub's shutdown.
-			if r, _ := ws.svc.hub.adoption(ws.w); r != nil {
-				ws.adopted = true
-				continue
-			}
-			return ws.final(ctx)
 		default:
-			// The idle timeout: stop waiting, unless a run just took us.
-			if r := ws.svc.hub.unwait(ws.w); r != nil {
-				ws.adopted = true
-				continue
-			}
-			return ws.final(ctx)
+			ws.ended = true // the adopting run finished and every event was taken
 		}
 	}
 	return a2a.StreamResponse{}, false
+}
+
+// await waits for a run to adopt the waiter and sets ws.sub. It is false
+// when ctx ends, the idle timeout passes first, or the hub released the
+// waiter at shutdown.
+func (ws *waitStream) await(ctx context.Context) bool {
+	hub := ws.svc.hub
+	t := time.NewTimer(time.Until(ws.idleAt))
+	defer t.Stop()
+	select {
+	case <-ws.w.wake:
+		// Adopted, or released by the hub's shutdown.
+		if r, _ := hub.adoption(ws.w); r != nil && ctx.Err() == nil {
+			ws.sub = hub.adoptedSub(ws.w)
+			return true
+		}
+		return false
+	case <-t.C:
+		// The idle timeout: stop waiting, unless a run just took us.
+		if r := hub.unwait(ws.w); r != nil && ctx.Err() == nil {
+			ws.sub = hub.adoptedSub(ws.w)
+			return true
+		}
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // final ends the stream with the task's current snapshot (none when it
@@ -260,6 +284,6 @@ func (ws *waitStream) final(ctx context.Context) (a2a.StreamResponse, bool) {
 // adopted one its run's subscribers. The task is not affected.
 func (ws *waitStream) Close() {
 	if r := ws.svc.hub.unwait(ws.w); r != nil {
-		r.unsubscribe(ws.w.sub)
+		r.unsubscribe(ws.svc.hub.adoptedSub(ws.w))
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-// FullStore is what Deferred forwards to: a Store that also queues writes
-// without waiting and holds push configs and deliveries (*SQLite).
+// FullStore is what Deferred forwards to, and so what it implements itself:
+// every narrow interface of the package (TaskStore, ContextStore,
+// NoWaitWriter, PushConfigStore, Outbox) and Close. *SQLite is one.
 type FullStore interface {
 	Store
 	NoWaitWriter

@@ -1,5 +1,9 @@
-// Package store defines how tasks and contexts are persisted, and holds the
-// embedded SQLite implementation. It imports nothing from Caddy.
+// Package store defines, as narrow interfaces, what the agent runtime keeps
+// and shares: tasks (TaskStore), contexts (ContextStore), push configs
+// (PushConfigStore), the push outbox (Outbox) and the events of running
+// turns (EventBus, EventLog). It holds the embedded SQLite implementation of
+// the stores (SQLite, and Deferred, opened later: OPS-6) and the in-process
+// event bus (LocalBus). It imports nothing from Caddy and nothing of agent.
 package store
 
 import (
@@ -69,37 +73,65 @@ type ContextRecord struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-// Store persists tasks and contexts. Implementations are safe for
-// concurrent use. Every task is owned by exactly one principal; reads with
-// another owner behave as if the task did not exist.
-type Store interface {
+// TaskStore persists tasks. Implementations are safe for concurrent use.
+// Every task is owned by exactly one principal; reads with another owner
+// behave as if the task did not exist (ErrNotFound, never another error).
+// A write is visible to every later read of any caller (on any instance,
+// for a shared store) once it returns.
+type TaskStore interface {
 	// PutTask inserts or replaces a task (status, history, artifacts,
 	// metadata) owned by owner. The write is durable when it returns.
 	PutTask(ctx context.Context, owner string, t *a2a.Task) error
 	// GetTask returns the owner's task, or ErrNotFound.
 	GetTask(ctx context.Context, owner, id string) (*a2a.Task, error)
-	// ListTasks returns one page of the owner's tasks. Its cost depends on
-	// the page size, not on how many tasks are stored.
+	// ListTasks returns one page of the owner's tasks (RPC-9). Its cost
+	// depends on the page size, not on how many tasks are stored; Total
+	// counts the filtered tasks. Page tokens are the caller's concern: the
+	// store only sees the decoded Cursor.
 	ListTasks(ctx context.Context, q ListQuery) (ListResult, error)
+	// FailInterrupted marks every task left SUBMITTED or WORKING (by a
+	// process that died mid-turn) as TASK_STATE_FAILED with an agent status
+	// message holding msg, stamped now (RPC-12). It returns how many were
+	// changed. A store shared by several instances must restrict it to the
+	// tasks of instances that are gone.
+	FailInterrupted(ctx context.Context, msg string, now time.Time) (int, error)
+}
+
+// ContextStore persists conversation contexts (the workspace a context is
+// bound to, INPUT-1, and the backend's conversation state). Safe for
+// concurrent use; reads with another owner are ErrNotFound.
+type ContextStore interface {
 	// PutContext inserts or replaces a context record.
 	PutContext(ctx context.Context, c ContextRecord) error
 	// GetContext returns the owner's context record, or ErrNotFound.
 	GetContext(ctx context.Context, owner, id string) (*ContextRecord, error)
-	// FailInterrupted marks every task left SUBMITTED or WORKING (by a
-	// process that died mid-turn) as TASK_STATE_FAILED with an agent status
-	// message holding msg, stamped now. It returns how many were changed.
-	FailInterrupted(ctx context.Context, msg string, now time.Time) (int, error)
-	// Close flushes pending writes and releases the store.
+}
+
+// Store is what the agent runtime (agent.Hub) is built over: tasks and
+// contexts. Push notifications also need a PushStore, which the runtime
+// finds by a type assertion on the same value.
+type Store interface {
+	TaskStore
+	ContextStore
+	// Close flushes pending writes and releases the store; every method
+	// returns ErrClosed afterwards. The runtime never calls it: whoever
+	// opened the store closes it, after the runtime.
 	Close() error
 }
 
 // NoWaitWriter is implemented by stores that can queue a write without
 // waiting for it to be durable. The agent uses it for intermediate task
 // states and context records, which a later durable write supersedes or
-// which are safe to lose in a crash.
+// which are safe to lose in a crash. It is optional: without it the agent
+// calls PutTask and PutContext.
 type NoWaitWriter interface {
 	// PutTaskNoWait queues PutTask; later writes of the caller apply after it.
 	PutTaskNoWait(owner string, t *a2a.Task) error
 	// PutContextNoWait queues PutContext.
 	PutContextNoWait(c ContextRecord) error
 }
+
+var (
+	_ Store        = (*SQLite)(nil)
+	_ NoWaitWriter = (*SQLite)(nil)
+)
