@@ -127,6 +127,7 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 		ps, _ := s.pushStore()
 		if _, err := s.savePushConfig(ctx, ps, owner, task.ID, pushCfg, pushInlinePrefix); err != nil {
 			s.hub.runs.Delete(task.ID)
+			r.finish() // a stream that subscribed meanwhile ends (RPC-11)
 			r.cancel(nil)
 			return nil, zero, nil, err
 		}
