@@ -9,19 +9,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
-// Stream is an ordered sequence of StreamResponse events.
-type Stream interface {
-	// Next returns the next event; false when the stream has ended or ctx is done.
-	Next(ctx context.Context) (a2a.StreamResponse, bool)
-	// Close releases the stream; the task itself is not affected, except
-	// that with Config.CancelOnDisconnect closing a SendStreamingMessage
-	// stream before its end cancels the turn (the client went away).
-	Close()
-	// Detach releases the stream without ever canceling the turn: for a
-	// binding whose caller never listened (a JSON-RPC notification).
-	Detach()
-}
-
 // checkTenant answers a request naming an A2A tenant (the `tenant` field,
 // or the REST `/{tenant}/…` prefix). This site serves no tenants, so any
 // tenant is one it does not serve: TaskNotFoundError (HTTP 404), never
@@ -368,49 +355,6 @@ func (s *Service) GetExtendedAgentCard(ctx context.Context, call Call) (*a2a.Age
 // notifications are off.
 func ErrPushNotSupported() *a2a.Error {
 	return &a2a.Error{Code: a2a.CodePushNotificationNotSupported, Message: "Push notifications are not supported"}
-}
-
-// runStream is a Stream over a run's subscriber, preceded by a first event.
-type runStream struct {
-	first         *a2a.Task
-	sub           *subscriber
-	run           *run
-	cancelOnClose bool
-	ended         bool
-}
-
-func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
-	if rs.first != nil {
-		t := rs.first
-		rs.first = nil
-		return a2a.StreamResponse{Task: t}, true
-	}
-	if rs.sub == nil {
-		return a2a.StreamResponse{}, false
-	}
-	ev, ok := rs.sub.next(ctx)
-	if !ok && ctx.Err() == nil {
-		rs.ended = true
-	}
-	return ev, ok
-}
-
-// Detach implements Stream.
-func (rs *runStream) Detach() {
-	rs.cancelOnClose = false
-	rs.Close()
-}
-
-// Detach implements Stream: a waiting stream never cancels a turn.
-func (ws *waitStream) Detach() { ws.Close() }
-
-func (rs *runStream) Close() {
-	if rs.sub != nil {
-		rs.run.unsubscribe(rs.sub)
-		if rs.cancelOnClose && !rs.ended {
-			rs.run.cancel(errCanceledByClient)
-		}
-	}
 }
 
 func configHistory(req *a2a.SendMessageRequest) *int32 {
