@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -203,40 +204,40 @@ func (s *Service) storeRawParts(r *run, ts *turnState, id string, parts []a2a.Pa
 	return parts, artMD, nil
 }
 
-// serveArtifact answers GET/HEAD /artifacts/{taskId}/{artifactId} (the
-// artifact's payload) and /artifacts/{taskId}/{artifactId}/{sha256} (one of
-// its stored raw parts) for the task's owner, with ETag (the sha256) and
-// Range support.
-func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principal string) bool {
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/artifacts/")
-	if !ok {
-		return false
+// ArtifactFile is a stored artifact payload as the service hands it to a
+// binding: the open file (the caller closes it) and what to serve it as.
+type ArtifactFile struct {
+	// File is the payload, opened read-only.
+	File *os.File
+	// SHA256 is the payload's hex sha256 (its ETag).
+	SHA256 string
+	// MediaType is the payload's media type (application/octet-stream when
+	// none was recorded).
+	MediaType string
+	// Filename is the file name recorded for the payload ("" = none).
+	Filename string
+}
+
+// errArtifactNotFound is the answer for every artifact that cannot be
+// served: unknown, of another owner, or without a stored payload.
+var errArtifactNotFound = errors.New("artifact not found")
+
+// OpenArtifact opens a stored artifact payload of one of the caller's tasks
+// (TURN-7): the artifact's own payload, or with partSHA one of its stored
+// raw parts. Any failure is one error, so that the artifacts of other
+// owners cannot be told from missing ones.
+func (s *Service) OpenArtifact(ctx context.Context, call Call, taskID, artifactID, partSHA string) (*ArtifactFile, error) {
+	byPart := partSHA != ""
+	if checkID("id", taskID) != nil || !artifactIDRe.MatchString(artifactID) || (byPart && !sha256Re.MatchString(partSHA)) {
+		return nil, errArtifactNotFound
 	}
-	notFound := func() {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Artifact not found"})
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method not allowed"})
-		return true
-	}
-	taskEsc, artEsc, ok := strings.Cut(rest, "/")
-	artEsc, partSHA, byPart := strings.Cut(artEsc, "/")
-	taskID, err1 := url.PathUnescape(taskEsc)
-	artID, err2 := url.PathUnescape(artEsc)
-	if !ok || err1 != nil || err2 != nil || checkID("id", taskID) != nil || !artifactIDRe.MatchString(artID) || (byPart && !sha256Re.MatchString(partSHA)) {
-		notFound()
-		return true
-	}
-	s := h.svc
-	t, err := s.loadTask(r.Context(), principal, taskID)
+	t, err := s.loadTask(ctx, s.owner(call.Principal), taskID)
 	if err != nil {
-		notFound()
-		return true
+		return nil, errArtifactNotFound
 	}
 	var sha, mediaType, filename string
 	for _, a := range t.Artifacts {
-		if a.ArtifactID != artID {
+		if a.ArtifactID != artifactID {
 			continue
 		}
 		if byPart {
@@ -264,31 +265,62 @@ func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principa
 		}
 	}
 	if !sha256Re.MatchString(sha) || s.cfg.ArtifactDir == "" {
-		notFound()
-		return true
+		return nil, errArtifactNotFound
 	}
 	f, err := os.Open(artifactPath(s.cfg.ArtifactDir, sha))
 	if err != nil {
-		notFound()
-		return true
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		notFound()
-		return true
+		return nil, errArtifactNotFound
 	}
 	if mediaType == "" {
 		mediaType = "application/octet-stream"
 	}
-	w.Header().Set("Content-Type", mediaType)
-	w.Header().Set("Etag", strconv.Quote(sha))
+	return &ArtifactFile{File: f, SHA256: sha, MediaType: mediaType, Filename: filename}, nil
+}
+
+// serveArtifact answers GET/HEAD /artifacts/{taskId}/{artifactId} (the
+// artifact's payload) and /artifacts/{taskId}/{artifactId}/{sha256} (one of
+// its stored raw parts) for the task's owner, with ETag (the sha256) and
+// Range support.
+func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principal string) bool {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/artifacts/")
+	if !ok {
+		return false
+	}
+	notFound := func() {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Artifact not found"})
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method not allowed"})
+		return true
+	}
+	taskEsc, artEsc, ok := strings.Cut(rest, "/")
+	artEsc, partSHA, byPart := strings.Cut(artEsc, "/")
+	taskID, err1 := url.PathUnescape(taskEsc)
+	artID, err2 := url.PathUnescape(artEsc)
+	if !ok || err1 != nil || err2 != nil || (byPart && partSHA == "") {
+		notFound()
+		return true
+	}
+	af, err := h.svc.OpenArtifact(r.Context(), h.newCall(r, principal, ""), taskID, artID, partSHA)
+	if err != nil {
+		notFound()
+		return true
+	}
+	defer af.File.Close()
+	fi, err := af.File.Stat()
+	if err != nil {
+		notFound()
+		return true
+	}
+	w.Header().Set("Content-Type", af.MediaType)
+	w.Header().Set("Etag", strconv.Quote(af.SHA256))
 	w.Header().Set("Cache-Control", "private, max-age=0, must-revalidate")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if filename != "" {
-		w.Header().Set("Content-Disposition", "attachment; filename="+strconv.Quote(filename))
+	if af.Filename != "" {
+		w.Header().Set("Content-Disposition", "attachment; filename="+strconv.Quote(af.Filename))
 	}
-	http.ServeContent(w, r, "", fi.ModTime(), io.NewSectionReader(f, 0, fi.Size()))
+	http.ServeContent(w, r, "", fi.ModTime(), io.NewSectionReader(af.File, 0, fi.Size()))
 	return true
 }
 

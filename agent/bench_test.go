@@ -28,7 +28,7 @@ func benchHandler(b *testing.B) *Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = hub.Close(); _ = st.Close() })
-	return NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 3}, MaxConcurrentTurns: 1024}))
+	return NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 3}, MaxConcurrentTurns: 1024}), TransportConfig{})
 }
 
 var benchSendBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC with two vSwitches."}]}}}`)

@@ -442,7 +442,7 @@ func TestIdleTimeoutReachesRunningJanitor(t *testing.T) {
 	t.Cleanup(func() { _ = hub.Close() })
 	time.Sleep(50 * time.Millisecond) // the janitor is now waiting on its first tick
 	svc := NewService(hub, Config{IdleTimeout: 20 * time.Millisecond})
-	if _, err := svc.SendMessage(context.Background(), "", sendReq(inContext(msg("x"), "idle"))); err != nil {
+	if _, err := svc.SendMessage(context.Background(), Call{}, sendReq(inContext(msg("x"), "idle"))); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(3 * time.Second)

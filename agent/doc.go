@@ -1,5 +1,6 @@
 // Package agent is the protocol core of caddy-a2a: a transport-neutral A2A
-// 1.0 service (one method per operation, taking the caller's principal), the
+// 1.0 service (one method per operation, taking a Call — principal, tenant,
+// base URL, version, extensions — and applying the owner scope itself), the
 // JSON-RPC and HTTP+JSON bindings on top of it, Server-Sent Events, the
 // live runs of turns (their events go out on a store.EventBus), the
 // conversation-context manager and the turn engine that runs turns through a backend (the contract and the built-in

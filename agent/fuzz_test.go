@@ -30,7 +30,7 @@ func fuzzHandler(f *testing.F) *Handler {
 		_ = st.Close()
 	})
 	// Zero-delay echo turns end fast; a short ContextWait keeps the fuzzer moving.
-	return NewHandler(NewService(hub, Config{ContextWait: 10 * time.Millisecond, MaxBodyBytes: 1 << 16}))
+	return NewHandler(NewService(hub, Config{ContextWait: 10 * time.Millisecond}), TransportConfig{MaxBodyBytes: 1 << 16})
 }
 
 func FuzzJSONRPC(f *testing.F) {

@@ -53,12 +53,29 @@ func newTestEnv(t *testing.T, cfg Config) *testEnv {
 // whether cleanup closes it.
 func newTestEnvOn(t *testing.T, st *store.SQLite, cfg Config, closeStore bool) *testEnv {
 	t.Helper()
+	return newTestEnvTransport(t, st, cfg, TransportConfig{}, closeStore)
+}
+
+// newTestEnvWith starts an endpoint with cfg whose HTTP bindings have the
+// transport settings tc.
+func newTestEnvWith(t *testing.T, cfg Config, tc TransportConfig) *testEnv {
+	t.Helper()
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	return newTestEnvTransport(t, st, cfg, tc, true)
+}
+
+// newTestEnvTransport is newTestEnvOn with transport settings tc.
+func newTestEnvTransport(t *testing.T, st *store.SQLite, cfg Config, tc TransportConfig, closeStore bool) *testEnv {
+	t.Helper()
 	hub, err := NewHub(context.Background(), st)
 	if err != nil {
 		t.Fatalf("NewHub: %v", err)
 	}
 	svc := NewService(hub, cfg)
-	h := NewHandler(svc)
+	h := NewHandler(svc, tc)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
 			http.Error(w, "not an A2A route", http.StatusTeapot)

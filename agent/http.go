@@ -4,30 +4,65 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
+
+// TransportConfig is the transport settings of the HTTP bindings (JSON-RPC,
+// HTTP+JSON and the artifact downloads); the Service knows none of them.
+// Zero values take the documented defaults (see WithDefaults).
+type TransportConfig struct {
+	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
+	KeepAlive time.Duration
+	// MaxBodyBytes bounds request bodies. Default 32 MiB.
+	MaxBodyBytes int64
+	// BaseURL returns the externally visible base URL ("https://h/") of a
+	// request, passed to the service as Call.BaseURL (artifact links, the
+	// extended card). Default: from the request (Host, TLS), forwarded
+	// headers not trusted.
+	BaseURL func(r *http.Request) string
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c TransportConfig) WithDefaults() TransportConfig {
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = 15 * time.Second
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 32 << 20
+	}
+	if c.BaseURL == nil {
+		c.BaseURL = func(r *http.Request) string { return card.BaseURL(r, false) }
+	}
+	return c
+}
 
 // Handler serves a Service over HTTP: JSON-RPC 2.0 on POST / and the
 // HTTP+JSON (REST) routes of A2A 1.0.
 type Handler struct {
 	svc *Service
+	tc  TransportConfig
 }
 
-// NewHandler returns the HTTP bindings of svc.
-func NewHandler(svc *Service) *Handler { return &Handler{svc: svc} }
+// NewHandler returns the HTTP bindings of svc with the transport settings
+// tc (defaults applied).
+func NewHandler(svc *Service, tc TransportConfig) *Handler {
+	return &Handler{svc: svc, tc: tc.WithDefaults()}
+}
 
 // Service returns the service behind the handler.
 func (h *Handler) Service() *Service { return h.svc }
 
+// Transport returns the handler's effective transport settings.
+func (h *Handler) Transport() TransportConfig { return h.tc }
+
 // Serve answers r when its path belongs to an A2A binding and reports
 // whether it did; other requests are left to the caller. principal is the
-// authenticated caller ("" when auth is off).
+// authenticated caller ("" when auth is off); the service scopes it.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) bool {
-	principal = h.svc.owner(principal)
 	if r.URL.Path == "/" || r.URL.Path == "" {
 		if r.Method != http.MethodPost {
 			return false
@@ -41,53 +76,32 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 	return h.serveREST(w, r, principal)
 }
 
-// checkVersion applies RPC-2: 1.x is served with 1.0 semantics; a missing
-// value means 0.3, which is not supported.
-func checkVersion(r *http.Request) error {
+// newCall builds the Call of a request: the principal, the REST path's
+// tenant ("" for JSON-RPC, whose tenant is in the params), the base URL,
+// the A2A-Version header (or query parameter, RPC-2) and the extensions of
+// the A2A-Extensions headers (RPC-3).
+func (h *Handler) newCall(r *http.Request, principal, tenant string) Call {
 	v := r.Header.Get("A2A-Version")
 	if v == "" {
 		v = r.URL.Query().Get("A2A-Version")
 	}
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: "A2A version 0.3 is not supported (no A2A-Version header was sent); send A2A-Version: 1.0", Metadata: map[string]string{"supportedVersions": "1.0"}}
-	}
-	major, _, _ := strings.Cut(v, ".")
-	if major != "1" {
-		return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: "A2A version " + truncateHeader(v) + " is not supported; this agent speaks 1.0", Metadata: map[string]string{"supportedVersions": "1.0"}}
-	}
-	return nil
-}
-
-func truncateHeader(v string) string {
-	if len(v) > 16 {
-		v = v[:16]
-	}
-	return strconv.Quote(v)
-}
-
-// checkExtensions applies RPC-3 and echoes the activated extensions.
-func (h *Handler) checkExtensions(w http.ResponseWriter, r *http.Request) error {
-	requested := map[string]bool{}
+	var exts []string
 	for _, line := range r.Header.Values("A2A-Extensions") {
 		for _, uri := range strings.Split(line, ",") {
 			if uri = strings.TrimSpace(uri); uri != "" {
-				requested[uri] = true
+				exts = append(exts, uri)
 			}
 		}
 	}
-	for _, req := range h.svc.cfg.RequiredExtensions {
-		if !requested[req] {
-			return &a2a.Error{Code: a2a.CodeExtensionSupportRequired, Message: "This agent requires the extension " + req + "; list it in the A2A-Extensions header", Metadata: map[string]string{"extension": req}}
-		}
-	}
-	var active []string
-	for _, list := range [][]string{h.svc.cfg.Extensions, h.svc.cfg.RequiredExtensions} {
-		for _, uri := range list {
-			if requested[uri] && !slices.Contains(active, uri) {
-				active = append(active, uri)
-			}
-		}
+	return Call{Principal: principal, Tenant: tenant, BaseURL: h.tc.BaseURL(r), Version: v, Extensions: exts}
+}
+
+// precheck applies the version and extension rules to a call (RPC-2,
+// RPC-3) and echoes the activated extensions.
+func (h *Handler) precheck(w http.ResponseWriter, call Call) error {
+	active, err := h.svc.Negotiate(call)
+	if err != nil {
+		return err
 	}
 	if len(active) > 0 {
 		w.Header().Set("A2A-Extensions", strings.Join(active, ", "))

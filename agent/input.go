@@ -20,7 +20,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 // validateMessage checks the shape of a client message (before any task
@@ -595,7 +594,7 @@ func storeInputs(dir, taskID string, atts []backend.Attachment) error {
 
 // prepareInput builds the turn input of a client message: prompt text and
 // attachments (file URLs checked against the message's workspace), the
-// per-request credentials, and the base URL for artifact links.
+// per-request credentials (the caller sets the base URL for artifact links).
 //
 // The workspace (INPUT-1): metadata.<ns>.cwd when the message gives one;
 // else the workspace the context is bound to (bound, when isBound); else
@@ -628,13 +627,6 @@ func (s *Service) prepareInput(ctx context.Context, m *a2a.Message, bound string
 				}
 				in.credentials[k] = v
 			}
-		}
-	}
-	if r := RequestFromContext(ctx); r != nil {
-		if s.cfg.BaseURL != nil {
-			in.baseURL = s.cfg.BaseURL(r)
-		} else {
-			in.baseURL = card.BaseURL(r, false)
 		}
 	}
 	return in, nil

@@ -56,11 +56,11 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.svc.cfg.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.svc.cfg.MaxBodyBytes)))
+			h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.tc.MaxBodyBytes)))
 			return
 		}
 		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
@@ -80,22 +80,20 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		h.writeRPCError(w, call.ID, call.Method, perr)
 		return
 	}
-	if err := h.precheck(w, r); err != nil {
+	c := h.newCall(r, principal, "")
+	if err := h.precheck(w, c); err != nil {
 		h.answer(w, call, nil, err)
 		return
 	}
-	ctx := WithRequest(r.Context(), r)
+	ctx := r.Context()
 	switch call.Method {
 	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
-		st, err := h.openStream(ctx, principal, call)
-		h.svc.cfg.Metrics.request(BindingJSONRPC, call.Method, err)
+		st, err := h.openStream(ctx, c, call)
+		h.svc.RecordRequest(BindingJSONRPC, call.Method, err)
 		if call.Notification {
 			// Nobody listens: the turn (if one started) runs on; no body.
 			if err == nil {
-				if rs, ok := st.(*runStream); ok {
-					rs.cancelOnClose = false // nobody was listening to disconnect
-				}
-				st.Close()
+				st.Detach() // nobody was listening to disconnect
 			}
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -117,22 +115,14 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		})
 		return
 	}
-	res, err := h.dispatch(ctx, principal, call)
+	res, err := h.dispatch(ctx, c, call)
 	h.answer(w, call, res, err)
-}
-
-// precheck applies the version and extension rules to a request.
-func (h *Handler) precheck(w http.ResponseWriter, r *http.Request) error {
-	if err := checkVersion(r); err != nil {
-		return err
-	}
-	return h.checkExtensions(w, r)
 }
 
 // answer counts a single call and writes its response (nothing for a
 // notification).
 func (h *Handler) answer(w http.ResponseWriter, call jsonrpc.Call, res any, err error) {
-	h.svc.cfg.Metrics.request(BindingJSONRPC, call.Method, err)
+	h.svc.RecordRequest(BindingJSONRPC, call.Method, err)
 	if call.Notification {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -162,13 +152,14 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most 100 calls")))
 		return
 	}
-	pre := h.precheck(w, r)
-	ctx := WithRequest(r.Context(), r)
+	c := h.newCall(r, principal, "")
+	pre := h.precheck(w, c)
+	ctx := r.Context()
 	var out []jsonrpc.Response
 	for _, item := range items {
 		call, perr := parseCall(item)
 		if perr != nil {
-			h.svc.cfg.Metrics.requestCode(BindingJSONRPC, call.Method, perr.Code)
+			h.svc.RecordRequestCode(BindingJSONRPC, call.Method, perr.Code)
 			out = append(out, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: call.ID, Error: perr})
 			continue
 		}
@@ -179,10 +170,10 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 			case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
 				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
 			default:
-				res, err = h.dispatch(ctx, principal, call)
+				res, err = h.dispatch(ctx, c, call)
 			}
 		}
-		h.svc.cfg.Metrics.request(BindingJSONRPC, call.Method, err)
+		h.svc.RecordRequest(BindingJSONRPC, call.Method, err)
 		if call.Notification {
 			continue
 		}
@@ -263,7 +254,7 @@ func sanitizeDecodeError(err error) string {
 }
 
 // dispatch runs a non-streaming method.
-func (h *Handler) dispatch(ctx context.Context, principal string, call jsonrpc.Call) (any, error) {
+func (h *Handler) dispatch(ctx context.Context, c Call, call jsonrpc.Call) (any, error) {
 	s := h.svc
 	switch call.Method {
 	case a2a.MethodSendMessage:
@@ -271,49 +262,49 @@ func (h *Handler) dispatch(ctx context.Context, principal string, call jsonrpc.C
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.SendMessage(ctx, principal, &req)
+		return s.SendMessage(ctx, c, &req)
 	case a2a.MethodGetTask:
 		var req a2a.GetTaskRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.GetTask(ctx, principal, &req)
+		return s.GetTask(ctx, c, &req)
 	case a2a.MethodListTasks:
 		var req a2a.ListTasksRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.ListTasks(ctx, principal, &req)
+		return s.ListTasks(ctx, c, &req)
 	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.CancelTask(ctx, principal, &req)
+		return s.CancelTask(ctx, c, &req)
 	case a2a.MethodCreatePushConfig:
 		var req a2a.TaskPushNotificationConfig
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.CreateTaskPushNotificationConfig(ctx, principal, &req)
+		return s.CreateTaskPushNotificationConfig(ctx, c, &req)
 	case a2a.MethodGetPushConfig:
 		var req a2a.GetTaskPushNotificationConfigRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.GetTaskPushNotificationConfig(ctx, principal, &req)
+		return s.GetTaskPushNotificationConfig(ctx, c, &req)
 	case a2a.MethodListPushConfigs:
 		var req a2a.ListTaskPushNotificationConfigsRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.ListTaskPushNotificationConfigs(ctx, principal, &req)
+		return s.ListTaskPushNotificationConfigs(ctx, c, &req)
 	case a2a.MethodDeletePushConfig:
 		var req a2a.DeleteTaskPushNotificationConfigRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return s.DeleteTaskPushNotificationConfig(ctx, principal, &req)
+		return s.DeleteTaskPushNotificationConfig(ctx, c, &req)
 	case a2a.MethodGetExtendedAgentCard:
 		// The method takes no params but the tenant; other content is
 		// ignored, as before tenants were read.
@@ -321,7 +312,8 @@ func (h *Handler) dispatch(ctx context.Context, principal string, call jsonrpc.C
 			Tenant string `json:"tenant"`
 		}
 		_ = decodeParams(call.Params, &req)
-		return s.GetExtendedAgentCard(ctx, principal, req.Tenant)
+		c.Tenant = req.Tenant
+		return s.GetExtendedAgentCard(ctx, c)
 	}
 	return nil, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.Method)}
 }
@@ -334,25 +326,25 @@ func truncateMethod(m string) string {
 }
 
 // openStream starts a streaming method; errors come before any SSE output.
-func (h *Handler) openStream(ctx context.Context, principal string, call jsonrpc.Call) (Stream, error) {
+func (h *Handler) openStream(ctx context.Context, c Call, call jsonrpc.Call) (Stream, error) {
 	if call.Method == a2a.MethodSendStreamingMessage {
 		var req a2a.SendMessageRequest
 		if err := decodeParams(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return h.svc.SendStreamingMessage(ctx, principal, &req)
+		return h.svc.SendStreamingMessage(ctx, c, &req)
 	}
 	var req a2a.SubscribeToTaskRequest
 	if err := decodeParams(call.Params, &req); err != nil {
 		return nil, err
 	}
-	return h.svc.SubscribeToTask(ctx, principal, &req)
+	return h.svc.SubscribeToTask(ctx, c, &req)
 }
 
 // writeRPCError counts a request refused before it reached a method (method
 // "" when it could not be read) and writes the error.
 func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *jsonrpc.Error) {
-	h.svc.cfg.Metrics.requestCode(BindingJSONRPC, method, e.Code)
+	h.svc.RecordRequestCode(BindingJSONRPC, method, e.Code)
 	writeRPC(w, jsonrpc.Response{ID: id, Error: e})
 }
 

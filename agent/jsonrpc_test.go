@@ -293,7 +293,7 @@ func TestJSONRPCBatchEdgeCases(t *testing.T) {
 }
 
 func TestJSONRPCBodyTooLarge(t *testing.T) {
-	e := newTestEnv(t, Config{MaxBodyBytes: 1024})
+	e := newTestEnvWith(t, Config{}, TransportConfig{MaxBodyBytes: 1024})
 	big := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"` + strings.Repeat("x", 4096) + `"}]}}}`
 	hr, rep := e.rawRPC(big, v1Headers(""))
 	if rep.Error == nil {
@@ -489,7 +489,7 @@ func TestSSEFraming(t *testing.T) {
 
 func TestSSEKeepAlive(t *testing.T) {
 	g := newGate()
-	e := newTestEnv(t, Config{Backend: g, KeepAlive: 20 * time.Millisecond})
+	e := newTestEnvWith(t, Config{Backend: g}, TransportConfig{KeepAlive: 20 * time.Millisecond})
 	s := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("idle")), 1)
 	g.waitStarted(t)
 	// Read the events already sent (Task, WORKING, chunk) in the background.
@@ -542,7 +542,7 @@ func TestSSEDisconnectCancelsWhenConfigured(t *testing.T) {
 func TestSSEManyShortStreamsWithKeepAlive(t *testing.T) {
 	// Keep-alive writes must stop before the handler returns: run many short
 	// streams with a tiny keep-alive interval (meaningful under -race).
-	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 2, Delay: time.Millisecond}, KeepAlive: time.Millisecond})
+	e := newTestEnvWith(t, Config{Backend: backend.EchoBackend{Chunks: 2, Delay: time.Millisecond}}, TransportConfig{KeepAlive: time.Millisecond})
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)

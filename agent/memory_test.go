@@ -26,7 +26,7 @@ func TestIdleContextHeap(t *testing.T) {
 	svc := NewService(hub, Config{})
 	ctx := context.Background()
 	for i := 0; i < 200; i++ { // warm up pools and caches
-		if _, err := svc.SendMessage(ctx, "", sendReq(inContext(msg("x"), fmt.Sprint("warm-", i)))); err != nil {
+		if _, err := svc.SendMessage(ctx, Call{}, sendReq(inContext(msg("x"), fmt.Sprint("warm-", i)))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,7 +35,7 @@ func TestIdleContextHeap(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	const n = 2000
 	for i := 0; i < n; i++ {
-		if _, err := svc.SendMessage(ctx, "", sendReq(inContext(msg("x"), fmt.Sprint("ctx-", i)))); err != nil {
+		if _, err := svc.SendMessage(ctx, Call{}, sendReq(inContext(msg("x"), fmt.Sprint("ctx-", i)))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,14 +9,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
-// Stream is an ordered sequence of StreamResponse events.
-type Stream interface {
-	// Next returns the next event; false when the stream has ended or ctx is done.
-	Next(ctx context.Context) (a2a.StreamResponse, bool)
-	// Close releases the stream; the task itself is not affected.
-	Close()
-}
-
 // checkTenant answers a request naming an A2A tenant (the `tenant` field,
 // or the REST `/{tenant}/…` prefix). This site serves no tenants, so any
 // tenant is one it does not serve: TaskNotFoundError (HTTP 404), never
@@ -32,11 +24,12 @@ func checkTenant(tenant, taskID string) error {
 	return a2a.ErrTaskNotFound(taskID)
 }
 
-// sendTenant checks the tenant of a SendMessage request.
-func sendTenant(req *a2a.SendMessageRequest) error {
+// sendTenant resolves and checks the tenant of a SendMessage request.
+func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 	if req == nil {
-		return nil
+		return checkTenant(call.Tenant, "")
 	}
+	req.Tenant = call.tenant(req.Tenant)
 	taskID := ""
 	if req.Message != nil {
 		taskID = req.Message.TaskID
@@ -46,8 +39,9 @@ func sendTenant(req *a2a.SendMessageRequest) error {
 
 // SendMessage runs a turn and returns the task once it is terminal or
 // interrupted, or at once with returnImmediately (RPC-1b).
-func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
-	if err := sendTenant(req); err != nil {
+func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	owner := s.owner(call.Principal)
+	if err := sendTenant(call, req); err != nil {
 		return nil, err
 	}
 	hl, err := historyLength(configHistory(req))
@@ -55,7 +49,7 @@ func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMe
 		return nil, err
 	}
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
-	r, first, sub, err := s.start(ctx, owner, req, immediate)
+	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, immediate)
 	if err != nil {
 		return nil, err
 	}
@@ -87,15 +81,16 @@ func (s *Service) SendMessage(ctx context.Context, owner string, req *a2a.SendMe
 
 // SendStreamingMessage runs a turn and streams its events: the Task first,
 // then status and artifact updates, ending when the turn ends.
-func (s *Service) SendStreamingMessage(ctx context.Context, owner string, req *a2a.SendMessageRequest) (Stream, error) {
-	if err := sendTenant(req); err != nil {
+func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.SendMessageRequest) (Stream, error) {
+	owner := s.owner(call.Principal)
+	if err := sendTenant(call, req); err != nil {
 		return nil, err
 	}
 	hl, err := historyLength(configHistory(req))
 	if err != nil {
 		return nil, err
 	}
-	r, first, sub, err := s.start(ctx, owner, req, true)
+	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, true)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +99,9 @@ func (s *Service) SendStreamingMessage(ctx context.Context, owner string, req *a
 }
 
 // GetTask returns the caller's task with historyLength applied (RPC-8).
-func (s *Service) GetTask(ctx context.Context, owner string, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	owner := s.owner(call.Principal)
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.ID); err != nil {
 		return nil, err
 	}
@@ -144,7 +141,9 @@ func (s *Service) loadTask(ctx context.Context, owner, id string) (*a2a.Task, er
 }
 
 // ListTasks returns one page of the caller's tasks (RPC-9).
-func (s *Service) ListTasks(ctx context.Context, owner string, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	owner := s.owner(call.Principal)
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, ""); err != nil {
 		return nil, err
 	}
@@ -198,7 +197,9 @@ func (s *Service) ListTasks(ctx context.Context, owner string, req *a2a.ListTask
 }
 
 // CancelTask cancels a running or input-required task (RPC-10).
-func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+func (s *Service) CancelTask(ctx context.Context, call Call, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	owner := s.owner(call.Principal)
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.ID); err != nil {
 		return nil, err
 	}
@@ -250,7 +251,7 @@ func (s *Service) CancelTask(ctx context.Context, owner string, req *a2a.CancelT
 	// Streams waiting on the task join the guard and get its CANCELED event.
 	guard, _ := s.hub.newRun(owner, t)
 	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
-		return s.CancelTask(ctx, owner, req)
+		return s.CancelTask(ctx, call, req)
 	}
 	s.hub.adopt(guard)
 	defer func() {
@@ -292,7 +293,9 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 // until a follow-up turn of the task ends, carrying all of that turn's
 // events; without one within SubscribeIdleTimeout it ends after a final Task
 // snapshot.
-func (s *Service) SubscribeToTask(ctx context.Context, owner string, req *a2a.SubscribeToTaskRequest) (Stream, error) {
+func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.SubscribeToTaskRequest) (Stream, error) {
+	owner := s.owner(call.Principal)
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.ID); err != nil {
 		return nil, err
 	}
@@ -332,16 +335,16 @@ func (s *Service) SubscribeToTask(ctx context.Context, owner string, req *a2a.Su
 	}
 }
 
-// GetExtendedAgentCard returns the authenticated extended card (CARD-8);
-// tenant is the request's A2A tenant ("" = none).
-func (s *Service) GetExtendedAgentCard(ctx context.Context, owner, tenant string) (*a2a.AgentCard, error) {
-	if err := checkTenant(tenant, ""); err != nil {
+// GetExtendedAgentCard returns the authenticated extended card (CARD-8) as
+// served at call.BaseURL; call.Tenant is the request's A2A tenant.
+func (s *Service) GetExtendedAgentCard(ctx context.Context, call Call) (*a2a.AgentCard, error) {
+	if err := checkTenant(call.Tenant, ""); err != nil {
 		return nil, err
 	}
 	if s.cfg.ExtendedCard == nil {
 		return nil, a2a.ErrUnsupportedOperation("The extended agent card is not available: authentication is not configured")
 	}
-	c, err := s.cfg.ExtendedCard(ctx)
+	c, err := s.cfg.ExtendedCard(ctx, call.BaseURL)
 	if err != nil || c == nil {
 		return nil, &a2a.Error{Code: a2a.CodeExtendedCardNotConfigured, Message: "Extended agent card is not configured"}
 	}
@@ -352,40 +355,6 @@ func (s *Service) GetExtendedAgentCard(ctx context.Context, owner, tenant string
 // notifications are off.
 func ErrPushNotSupported() *a2a.Error {
 	return &a2a.Error{Code: a2a.CodePushNotificationNotSupported, Message: "Push notifications are not supported"}
-}
-
-// runStream is a Stream over a run's subscriber, preceded by a first event.
-type runStream struct {
-	first         *a2a.Task
-	sub           store.Subscription
-	run           *run
-	cancelOnClose bool
-	ended         bool
-}
-
-func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
-	if rs.first != nil {
-		t := rs.first
-		rs.first = nil
-		return a2a.StreamResponse{Task: t}, true
-	}
-	if rs.sub == nil {
-		return a2a.StreamResponse{}, false
-	}
-	ev, ok := rs.sub.Next(ctx)
-	if !ok && ctx.Err() == nil {
-		rs.ended = true
-	}
-	return ev.Response, ok
-}
-
-func (rs *runStream) Close() {
-	if rs.sub != nil {
-		rs.run.unsubscribe(rs.sub)
-		if rs.cancelOnClose && !rs.ended {
-			rs.run.cancel(errCanceledByClient)
-		}
-	}
 }
 
 func configHistory(req *a2a.SendMessageRequest) *int32 {

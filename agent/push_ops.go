@@ -11,7 +11,6 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
-	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
 // Pusher is the push runtime the service uses when push notifications are
@@ -20,10 +19,16 @@ import (
 type Pusher interface {
 	// CheckURL applies the callback URL policy (PUSH-2).
 	CheckURL(ctx context.Context, rawURL string) error
-	// Seal encrypts a secret bound to aad (PUSH-3).
-	Seal(plain, aad string) (string, error)
-	// Open decrypts a value sealed by Seal with the same aad.
-	Open(sealed, aad string) (string, error)
+	// URLRule is the fixed description of an acceptable callback URL: the
+	// reason of the InvalidParamsError for a URL CheckURL refuses (PUSH-1).
+	// It never says which rule matched, so the policy cannot be probed.
+	URLRule() string
+	// SealSecret encrypts a secret of a push config, bound to its task,
+	// config id and field ("token", "credentials") (PUSH-3).
+	SealSecret(plain, taskID, configID, field string) (string, error)
+	// OpenSecret decrypts a value sealed by SealSecret for the same task,
+	// config id and field.
+	OpenSecret(sealed, taskID, configID, field string) (string, error)
 	// Enqueued is told that n delivery jobs were committed.
 	Enqueued(n int)
 }
@@ -63,7 +68,7 @@ func (s *Service) validatePushConfig(ctx context.Context, c *a2a.TaskPushNotific
 		}
 	}
 	if strings.TrimSpace(c.URL) == "" || s.cfg.Push.CheckURL(ctx, c.URL) != nil {
-		return a2a.ErrInvalidParams(prefix+"url", push.ReasonURL)
+		return a2a.ErrInvalidParams(prefix+"url", s.cfg.Push.URLRule())
 	}
 	if len(c.Token) > maxPushSecret || strings.ContainsAny(c.Token, "\r\n\x00") {
 		return a2a.ErrInvalidParams(prefix+"token", "must be at most 4096 bytes with no control characters")
@@ -102,13 +107,13 @@ func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner,
 	}
 	rec := store.PushConfig{Owner: owner, TaskID: taskID, ID: id, URL: c.URL}
 	var err error
-	if rec.Token, err = s.cfg.Push.Seal(c.Token, push.SecretAAD(taskID, id, pushTokenField)); err != nil {
+	if rec.Token, err = s.cfg.Push.SealSecret(c.Token, taskID, id, pushTokenField); err != nil {
 		s.cfg.Logger.Error("sealing push token", errField(err))
 		return nil, a2a.ErrInternal()
 	}
 	if a := c.Authentication; a != nil {
 		rec.Scheme = a.Scheme
-		if rec.Credentials, err = s.cfg.Push.Seal(a.Credentials, push.SecretAAD(taskID, id, pushCredsField)); err != nil {
+		if rec.Credentials, err = s.cfg.Push.SealSecret(a.Credentials, taskID, id, pushCredsField); err != nil {
 			s.cfg.Logger.Error("sealing push credentials", errField(err))
 			return nil, a2a.ErrInternal()
 		}
@@ -138,11 +143,11 @@ func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner,
 func (s *Service) reveal(c store.PushConfig, tenant string) (a2a.TaskPushNotificationConfig, error) {
 	out := a2a.TaskPushNotificationConfig{Tenant: tenant, ID: c.ID, TaskID: c.TaskID, URL: c.URL}
 	var err error
-	if out.Token, err = s.cfg.Push.Open(c.Token, push.SecretAAD(c.TaskID, c.ID, pushTokenField)); err != nil {
+	if out.Token, err = s.cfg.Push.OpenSecret(c.Token, c.TaskID, c.ID, pushTokenField); err != nil {
 		return out, err
 	}
 	if c.Scheme != "" {
-		creds, err := s.cfg.Push.Open(c.Credentials, push.SecretAAD(c.TaskID, c.ID, pushCredsField))
+		creds, err := s.cfg.Push.OpenSecret(c.Credentials, c.TaskID, c.ID, pushCredsField)
 		if err != nil {
 			return out, err
 		}
@@ -153,7 +158,8 @@ func (s *Service) reveal(c store.PushConfig, tenant string) (a2a.TaskPushNotific
 
 // CreateTaskPushNotificationConfig registers (or, with a known id,
 // replaces) a push config on one of the caller's tasks (PUSH-1).
-func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, owner string, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	owner := s.owner(call.Principal)
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
@@ -161,6 +167,7 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, owner st
 	if req == nil {
 		return nil, a2a.ErrInvalidParams("taskId", "is required")
 	}
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
 		return nil, err
 	}
@@ -178,11 +185,13 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, owner st
 
 // GetTaskPushNotificationConfig returns one config; an unknown one (or one
 // of another principal's task) is TaskNotFoundError.
-func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, owner string, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	owner := s.owner(call.Principal)
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
 	}
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
 		return nil, err
 	}
@@ -209,11 +218,13 @@ func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, owner strin
 }
 
 // ListTaskPushNotificationConfigs returns a page of a task's configs.
-func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, owner string, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, call Call, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+	owner := s.owner(call.Principal)
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
 	}
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
 		return nil, err
 	}
@@ -261,11 +272,13 @@ func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, owner str
 
 // DeleteTaskPushNotificationConfig removes a config and drops its pending
 // deliveries. Deleting an unknown config of the caller's task succeeds.
-func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, owner string, req *a2a.DeleteTaskPushNotificationConfigRequest) (*struct{}, error) {
+func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.DeleteTaskPushNotificationConfigRequest) (*struct{}, error) {
+	owner := s.owner(call.Principal)
 	ps, ok := s.pushStore()
 	if !ok {
 		return nil, ErrPushNotSupported()
 	}
+	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
 		return nil, err
 	}

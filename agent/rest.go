@@ -61,15 +61,6 @@ func parseRESTPath(path string) (restRoute, string, bool) {
 	return restRoute{}, "", false
 }
 
-// restTenant is the tenant of a REST request with a body: the path's
-// `/{tenant}/…` prefix, else the body's `tenant` field.
-func restTenant(path, body string) string {
-	if path != "" {
-		return path
-	}
-	return body
-}
-
 func isRESTRoot(seg string) bool {
 	return seg == "tasks" || seg == "extendedAgentCard" || strings.HasPrefix(seg, "message:")
 }
@@ -89,17 +80,18 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	if !allowed {
 		w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
 		e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}
-		h.svc.cfg.Metrics.request(BindingREST, methodUnknown, e)
+		h.svc.RecordRequest(BindingREST, methodUnknown, e)
 		writeRESTError(w, e, http.StatusMethodNotAllowed)
 		return true
 	}
 	method := restMethod(route.op, r.Method)
-	if err := h.precheck(w, r); err != nil {
-		h.svc.cfg.Metrics.request(BindingREST, method, err)
+	call := h.newCall(r, principal, tenant)
+	if err := h.precheck(w, call); err != nil {
+		h.svc.RecordRequest(BindingREST, method, err)
 		writeRESTError(w, asA2AError(err), 0)
 		return true
 	}
-	ctx := WithRequest(r.Context(), r)
+	ctx := r.Context()
 	s := h.svc
 	var res any
 	var err error
@@ -107,56 +99,54 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
 		var req a2a.SendMessageRequest
 		if err = h.decodeBody(w, r, &req, false); err == nil {
-			req.Tenant = restTenant(tenant, req.Tenant)
 			if route.op == a2a.MethodSendMessage {
-				res, err = s.SendMessage(ctx, principal, &req)
+				res, err = s.SendMessage(ctx, call, &req)
 			} else {
 				var st Stream
-				if st, err = s.SendStreamingMessage(ctx, principal, &req); err == nil {
-					h.svc.cfg.Metrics.request(BindingREST, method, nil)
+				if st, err = s.SendStreamingMessage(ctx, call, &req); err == nil {
+					h.svc.RecordRequest(BindingREST, method, nil)
 					h.pumpREST(ctx, w, st)
 					return true
 				}
 			}
 		}
 	case a2a.MethodGetTask:
-		req := a2a.GetTaskRequest{Tenant: tenant, ID: route.taskID}
+		req := a2a.GetTaskRequest{ID: route.taskID}
 		var q url.Values
 		if q, err = normalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
 			if req.HistoryLength, err = queryInt32(q, "historyLength"); err == nil {
-				res, err = s.GetTask(ctx, principal, &req)
+				res, err = s.GetTask(ctx, call, &req)
 			}
 		}
 	case a2a.MethodListTasks:
 		var req *a2a.ListTasksRequest
 		if req, err = listRequestFromQuery(r.URL.Query()); err == nil {
-			req.Tenant = tenant
-			res, err = s.ListTasks(ctx, principal, req)
+			res, err = s.ListTasks(ctx, call, req)
 		}
 	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
 		if err = h.decodeBody(w, r, &req, true); err == nil {
-			req.ID, req.Tenant = route.taskID, restTenant(tenant, req.Tenant)
-			res, err = s.CancelTask(ctx, principal, &req)
+			req.ID = route.taskID
+			res, err = s.CancelTask(ctx, call, &req)
 		}
 	case a2a.MethodSubscribeToTask:
 		var st Stream
-		if st, err = s.SubscribeToTask(ctx, principal, &a2a.SubscribeToTaskRequest{Tenant: tenant, ID: route.taskID}); err == nil {
-			h.svc.cfg.Metrics.request(BindingREST, method, nil)
+		if st, err = s.SubscribeToTask(ctx, call, &a2a.SubscribeToTaskRequest{ID: route.taskID}); err == nil {
+			h.svc.RecordRequest(BindingREST, method, nil)
 			h.pumpREST(ctx, w, st)
 			return true
 		}
 	case a2a.MethodGetExtendedAgentCard:
-		res, err = s.GetExtendedAgentCard(ctx, principal, tenant)
+		res, err = s.GetExtendedAgentCard(ctx, call)
 	case "pushConfigs":
 		if r.Method == http.MethodPost {
 			var req a2a.TaskPushNotificationConfig
 			if err = h.decodeBody(w, r, &req, false); err == nil {
-				req.TaskID, req.Tenant = route.taskID, restTenant(tenant, req.Tenant)
-				res, err = s.CreateTaskPushNotificationConfig(ctx, principal, &req)
+				req.TaskID = route.taskID
+				res, err = s.CreateTaskPushNotificationConfig(ctx, call, &req)
 			}
 		} else {
-			req := a2a.ListTaskPushNotificationConfigsRequest{Tenant: tenant, TaskID: route.taskID}
+			req := a2a.ListTaskPushNotificationConfigsRequest{TaskID: route.taskID}
 			var q url.Values
 			var ps *int32
 			if q, err = normalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
@@ -165,21 +155,21 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 					if ps != nil {
 						req.PageSize = *ps
 					}
-					res, err = s.ListTaskPushNotificationConfigs(ctx, principal, &req)
+					res, err = s.ListTaskPushNotificationConfigs(ctx, call, &req)
 				}
 			}
 		}
 	case "pushConfig":
-		req := a2a.GetTaskPushNotificationConfigRequest{Tenant: tenant, TaskID: route.taskID, ID: route.cfgID}
+		req := a2a.GetTaskPushNotificationConfigRequest{TaskID: route.taskID, ID: route.cfgID}
 		if r.Method == http.MethodDelete {
-			res, err = s.DeleteTaskPushNotificationConfig(ctx, principal, &req)
+			res, err = s.DeleteTaskPushNotificationConfig(ctx, call, &req)
 		} else {
-			res, err = s.GetTaskPushNotificationConfig(ctx, principal, &req)
+			res, err = s.GetTaskPushNotificationConfig(ctx, call, &req)
 		}
 	default:
 		err = ErrPushNotSupported()
 	}
-	h.svc.cfg.Metrics.request(BindingREST, method, err)
+	h.svc.RecordRequest(BindingREST, method, err)
 	if err != nil {
 		writeRESTError(w, asA2AError(err), 0)
 		return true
@@ -218,11 +208,11 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, opti
 	if !jsonContentType(r.Header.Get("Content-Type")) {
 		return a2a.NewError(a2a.CodeInvalidRequest, "Content-Type must be application/json or application/a2a+json")
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.svc.cfg.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return a2a.NewError(a2a.CodeInvalidRequest, "The body exceeds %d bytes", h.svc.cfg.MaxBodyBytes)
+			return a2a.NewError(a2a.CodeInvalidRequest, "The body exceeds %d bytes", h.tc.MaxBodyBytes)
 		}
 		return a2a.NewError(a2a.CodeParseError, "The body could not be read")
 	}

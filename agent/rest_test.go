@@ -300,8 +300,8 @@ func TestRESTPushAndExtendedCard(t *testing.T) {
 func TestExtendedCardConfigured(t *testing.T) {
 	card := &a2a.AgentCard{Name: "ext", Description: "d", Version: "1"}
 	var sawRequest bool
-	e := newTestEnv(t, Config{ExtendedCard: func(ctx context.Context) (*a2a.AgentCard, error) {
-		sawRequest = RequestFromContext(ctx) != nil
+	e := newTestEnv(t, Config{ExtendedCard: func(_ context.Context, baseURL string) (*a2a.AgentCard, error) {
+		sawRequest = baseURL != ""
 		return card, nil
 	}})
 	var got a2a.AgentCard
@@ -310,14 +310,14 @@ func TestExtendedCardConfigured(t *testing.T) {
 		t.Errorf("REST extended card: %+v", got)
 	}
 	if !sawRequest {
-		t.Error("ExtendedCard callback got no request in its context")
+		t.Error("ExtendedCard callback got no base URL of the request")
 	}
 	var viaRPC a2a.AgentCard
 	e.result("", a2a.MethodGetExtendedAgentCard, nil, &viaRPC)
 	if viaRPC.Name != "ext" {
 		t.Errorf("JSON-RPC extended card: %+v", viaRPC)
 	}
-	e2 := newTestEnv(t, Config{ExtendedCard: func(context.Context) (*a2a.AgentCard, error) { return nil, nil }})
+	e2 := newTestEnv(t, Config{ExtendedCard: func(context.Context, string) (*a2a.AgentCard, error) { return nil, nil }})
 	e2.rpcError("", a2a.MethodGetExtendedAgentCard, nil, a2a.CodeExtendedCardNotConfigured)
 }
 
@@ -352,7 +352,7 @@ func TestRESTVersionAndMethods(t *testing.T) {
 }
 
 func TestRESTBodyTooLarge(t *testing.T) {
-	e := newTestEnv(t, Config{MaxBodyBytes: 512})
+	e := newTestEnvWith(t, Config{}, TransportConfig{MaxBodyBytes: 512})
 	big := mustJSON(sendReq(msg(strings.Repeat("x", 2048))))
 	e.restError("POST", "/message:send", []byte(big), restJSON(""), 400, "")
 }

@@ -18,7 +18,7 @@ import (
 // (streaming, returnImmediately, an inline push config). Otherwise the task
 // is written lazily: only if the turn is still running after
 // lazyWriteDelay, and in any case durably when it ends.
-func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, store.Subscription, error) {
+func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, store.Subscription, error) {
 	var zero a2a.Task
 	msg, pushCfg, err := s.checkSend(ctx, req)
 	if err != nil {
@@ -40,6 +40,7 @@ func (s *Service) start(ctx context.Context, owner string, req *a2a.SendMessageR
 	if err != nil {
 		return nil, zero, nil, err
 	}
+	in.baseURL = baseURL
 	if cont != nil && (in.badCwd || in.otherCwd) {
 		// Continuing a task in another (or an unacceptable) workspace is
 		// refused before the task is touched: it stays as it was (RPC-6).

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,14 +35,10 @@ type Config struct {
 	HistoryLimit int
 	// CancelDrain bounds how long CancelTask waits for a turn to stop. Default 30s.
 	CancelDrain time.Duration
-	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
-	KeepAlive time.Duration
 	// SubscribeIdleTimeout bounds how long a SubscribeToTask stream on an
 	// input-required (or auth-required) task waits for a follow-up turn;
 	// then it ends after a final Task snapshot (RPC-11). Default 10m.
 	SubscribeIdleTimeout time.Duration
-	// MaxBodyBytes bounds request bodies. Default 32 MiB.
-	MaxBodyBytes int64
 	// OutputModes are the media types the agent produces. Default text/plain.
 	OutputModes []string
 	// Extensions are the extension URIs the agent supports (echoed when a
@@ -61,9 +55,10 @@ type Config struct {
 	SensitiveMetadataKeys []string
 	// Workspace validates metadata.<ns>.cwd. Default: DefaultWorkspace().
 	Workspace *Workspace
-	// ExtendedCard returns the authenticated extended card; nil when auth is
-	// off, in which case GetExtendedAgentCard is unsupported.
-	ExtendedCard func(ctx context.Context) (*a2a.AgentCard, error)
+	// ExtendedCard returns the authenticated extended card as served at
+	// baseURL (the call's Call.BaseURL); nil when auth is off, in which case
+	// GetExtendedAgentCard is unsupported.
+	ExtendedCard func(ctx context.Context, baseURL string) (*a2a.AgentCard, error)
 	// PageTokenKey signs ListTasks page tokens. Default: a random key (tokens
 	// then do not survive a restart).
 	PageTokenKey []byte
@@ -85,9 +80,6 @@ type Config struct {
 	// (TURN-7); a larger one is stored like a payload and becomes a url
 	// part. Default 64 KiB.
 	InlineArtifactBytes int64
-	// BaseURL returns the externally visible base URL ("https://h/") of a
-	// request, for artifact links. Default: from the request (Host, TLS).
-	BaseURL func(r *http.Request) string
 	// OwnerScope, when set, makes every owner "<scope>/<principal>": tasks,
 	// contexts and push configs of endpoints with different scopes never
 	// mix, even for equal principal names. Logs show the bare principal.
@@ -145,14 +137,8 @@ func (c Config) WithDefaults() Config {
 	if c.CancelDrain <= 0 {
 		c.CancelDrain = 30 * time.Second
 	}
-	if c.KeepAlive <= 0 {
-		c.KeepAlive = 15 * time.Second
-	}
 	if c.SubscribeIdleTimeout <= 0 {
 		c.SubscribeIdleTimeout = 10 * time.Minute
-	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = 32 << 20
 	}
 	if len(c.OutputModes) == 0 {
 		c.OutputModes = []string{"text/plain"}
@@ -346,7 +332,10 @@ var (
 )
 
 // Service implements the A2A operations over a Hub, transport-neutral: each
-// method takes the caller's principal ("" when auth is off).
+// operation takes a Call (the caller's principal, tenant, base URL,
+// version and extensions) and a plain request value, and applies the owner
+// scope of the principal itself (Config.OwnerScope). Bindings decode,
+// call, and encode; they hold no task state.
 type Service struct {
 	hub *Hub
 	// st is the hub's store, timed into cfg.Metrics.
@@ -375,35 +364,4 @@ func randomKey() []byte {
 		copy(k, fmt.Sprintf("%d-%d", time.Now().UnixNano(), os.Getpid()))
 	}
 	return k
-}
-
-// requestKey carries the *http.Request through a context, for callbacks
-// (such as ExtendedCard) that need the request's host.
-type requestKey struct{}
-
-// WithRequest returns ctx carrying r.
-func WithRequest(ctx context.Context, r *http.Request) context.Context {
-	return context.WithValue(ctx, requestKey{}, r)
-}
-
-// RequestFromContext returns the request stored by WithRequest, or nil.
-func RequestFromContext(ctx context.Context) *http.Request {
-	r, _ := ctx.Value(requestKey{}).(*http.Request)
-	return r
-}
-
-// owner returns the owner id of a principal (see Config.OwnerScope).
-func (s *Service) owner(principal string) string {
-	if s.cfg.OwnerScope == "" {
-		return principal
-	}
-	return s.cfg.OwnerScope + "/" + principal
-}
-
-// principalOf returns the principal of an owner id, for logs.
-func (s *Service) principalOf(owner string) string {
-	if s.cfg.OwnerScope == "" {
-		return owner
-	}
-	return strings.TrimPrefix(owner, s.cfg.OwnerScope+"/")
 }

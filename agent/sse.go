@@ -10,9 +10,8 @@ import (
 // comments while idle, until the stream ends or the client goes away.
 func (h *Handler) pump(ctx context.Context, sw *sse.Writer, st Stream, render func(any) []byte) {
 	defer st.Close()
-	h.svc.hub.streams.Add(1)
-	defer h.svc.hub.streams.Add(-1)
-	every := h.svc.cfg.KeepAlive
+	defer h.svc.StreamOpened()()
+	every := h.tc.KeepAlive
 	for {
 		// Wait for the next event at most one keep-alive interval; on an
 		// idle stream send a comment instead (no goroutine per stream).

@@ -137,7 +137,7 @@ func TestSubscribeWaitingSeveralStreamsJSONRPCAndREST(t *testing.T) {
 }
 
 func TestSubscribeWaitingIdleTimeoutEndsWithSnapshot(t *testing.T) {
-	e := newTestEnv(t, Config{SubscribeIdleTimeout: 300 * time.Millisecond, KeepAlive: 100 * time.Millisecond})
+	e := newTestEnvWith(t, Config{SubscribeIdleTimeout: 300 * time.Millisecond}, TransportConfig{KeepAlive: 100 * time.Millisecond})
 	task := e.send("", sendReq(msg("idle")))
 	start := time.Now()
 	s := e.rpcStream("", a2a.MethodSubscribeToTask, map[string]any{"id": task.ID}, 1)

@@ -207,9 +207,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 		MaxConcurrentTurns:    h.MaxConcurrentTurns,
 		HistoryLimit:          h.HistoryLimit,
 		CancelDrain:           time.Duration(h.CancelDrain),
-		KeepAlive:             time.Duration(h.KeepAlive),
 		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
-		MaxBodyBytes:          h.MaxBodySize,
 		CancelOnDisconnect:    h.CancelOnDisconnect,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
@@ -224,6 +222,10 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			MaxTextBytes: h.MaxTextPartSize, MaxInlineBytes: h.MaxInlinePartSize, MaxFileBytes: h.MaxFilePartSize,
 			TextTypes: h.TextMediaTypes, MediaTypes: h.attachmentTypes(),
 		},
+	}
+	tc := agent.TransportConfig{
+		KeepAlive:    time.Duration(h.KeepAlive),
+		MaxBodyBytes: h.MaxBodySize,
 		BaseURL: func(r *http.Request) string {
 			trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
 			return card.BaseURL(r, trusted)
@@ -271,17 +273,14 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 				cfg.RequiredExtensions = append(cfg.RequiredExtensions, ext.URI)
 			}
 		}
-		cfg.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
+		tc.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
 		if cardHandler.Runtime(nil).AuthEnabled() {
-			details := h.runtimeDetails(app, cfg.WithDefaults())
-			cfg.ExtendedCard = func(ctx context.Context) (*a2a.AgentCard, error) {
-				r := agent.RequestFromContext(ctx)
-				if r == nil {
-					return nil, errors.New("no request")
-				}
-				// CARD-8: the public card plus runtime details, signed
+			details := h.runtimeDetails(app, cfg.WithDefaults(), tc.WithDefaults())
+			cfg.ExtendedCard = func(_ context.Context, baseURL string) (*a2a.AgentCard, error) {
+				// CARD-8: the public card as served at baseURL (the
+				// call's, from tc.BaseURL) plus runtime details, signed
 				// like the public card.
-				c := card.Extend(cardHandler.Card(r), details, time.Now())
+				c := card.Extend(cardHandler.CardAt(baseURL), details, time.Now())
 				if err := cardHandler.Sign(c); err != nil {
 					return nil, err
 				}
@@ -313,7 +312,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	}
 	h.hub = app.shared.hub
 	h.shared = app.shared
-	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg))
+	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
 	return nil
 }
 

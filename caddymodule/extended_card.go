@@ -22,15 +22,16 @@ func gatewayVersion(fallback string) string {
 }
 
 // runtimeDetails collects what the extended card reports (CARD-8): names
-// of backends and numeric limits only.
-func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config) card.RuntimeDetails {
+// of backends and numeric limits only; eff and tc are the effective
+// service and transport settings.
+func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config, tc agent.TransportConfig) card.RuntimeDetails {
 	d := card.RuntimeDetails{
 		Bindings: []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON},
 		Store:    app.Store,
 		Push:     "disabled",
 		Limits: map[string]int64{
 			"max_concurrent_turns": int64(eff.MaxConcurrentTurns),
-			"max_body_bytes":       eff.MaxBodyBytes,
+			"max_body_bytes":       tc.MaxBodyBytes,
 			"history_limit":        int64(eff.HistoryLimit),
 		},
 		GatewayVersion: gatewayVersion(h.cardVersion()),

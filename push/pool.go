@@ -82,11 +82,21 @@ func (e *Engine) CheckURL(ctx context.Context, raw string) error {
 	return e.current().Policy.CheckURL(ctx, raw)
 }
 
-// Seal encrypts a secret with the key ring.
-func (e *Engine) Seal(plain, aad string) (string, error) { return e.keys.Seal(plain, aad) }
+// URLRule returns ReasonURL, the answer for a callback URL CheckURL
+// refuses (PUSH-1).
+func (e *Engine) URLRule() string { return ReasonURL }
 
-// Open decrypts a secret sealed by Seal.
-func (e *Engine) Open(sealed, aad string) (string, error) { return e.keys.Open(sealed, aad) }
+// SealSecret encrypts a push config's secret with the key ring, bound to
+// its task, config id and field by SecretAAD (PUSH-3).
+func (e *Engine) SealSecret(plain, taskID, configID, field string) (string, error) {
+	return e.keys.Seal(plain, SecretAAD(taskID, configID, field))
+}
+
+// OpenSecret decrypts a secret sealed by SealSecret for the same task,
+// config id and field.
+func (e *Engine) OpenSecret(sealed, taskID, configID, field string) (string, error) {
+	return e.keys.Open(sealed, SecretAAD(taskID, configID, field))
+}
 
 // Enqueued records n new jobs in the outbox and wakes the workers.
 func (e *Engine) Enqueued(n int) {

@@ -154,6 +154,14 @@ func (h *Handler) Card(r *http.Request) *a2a.AgentCard {
 	return Build(&h.cfg, h.Runtime(r))
 }
 
+// CardAt builds the public card as served at baseURL (a call's base URL,
+// for callers that hold no request), unsigned.
+func (h *Handler) CardAt(baseURL string) *a2a.AgentCard {
+	rt := h.Runtime(nil)
+	rt.BaseURL = baseURL
+	return Build(&h.cfg, rt)
+}
+
 // Sign signs c with every configured key (no-op without keys). c must be
 // complete: every runtime field filled in.
 func (h *Handler) Sign(c *a2a.AgentCard) error {

@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Call is what a binding knows about one A2A call besides its request
+// value: who calls, for which tenant, at which URL, with which protocol
+// version and extensions. Every Service operation takes one; the service
+// derives the owner scope from Principal itself (Config.OwnerScope), so no
+// binding can reach another scope's tasks.
+type Call struct {
+	// Principal is the authenticated caller ("" when auth is off).
+	Principal string
+	// Tenant is an A2A tenant the binding read outside the request value
+	// (the REST /{tenant}/… path prefix, or the tenant of an operation
+	// without a request value such as GetExtendedAgentCard). When set it
+	// takes precedence over the request's own tenant field (TURN-10).
+	Tenant string
+	// BaseURL is the externally visible base URL of the endpoint
+	// ("https://h/"), on which artifact links are built (TURN-7). Empty:
+	// links have no scheme or host.
+	BaseURL string
+	// Version is the A2A protocol version the client sent ("" = none,
+	// which means 0.3), checked by Negotiate (RPC-2).
+	Version string
+	// Extensions are the extension URIs the client asked to activate,
+	// checked by Negotiate (RPC-3).
+	Extensions []string
+}
+
+// tenant returns the call's tenant, else the request's.
+func (c Call) tenant(req string) string {
+	if c.Tenant != "" {
+		return c.Tenant
+	}
+	return req
+}
+
+// Negotiate applies the version and extension rules to a call before its
+// request is read (RPC-2, RPC-3): 1.x is served with 1.0 semantics, a
+// missing version means 0.3, which is not supported, and every required
+// extension must be requested. It returns the activated extensions, in the
+// order of the configuration, for the binding to echo.
+func (s *Service) Negotiate(call Call) ([]string, error) {
+	if err := checkVersion(call.Version); err != nil {
+		return nil, err
+	}
+	requested := map[string]bool{}
+	for _, uri := range call.Extensions {
+		requested[uri] = true
+	}
+	for _, req := range s.cfg.RequiredExtensions {
+		if !requested[req] {
+			return nil, &a2a.Error{Code: a2a.CodeExtensionSupportRequired, Message: "This agent requires the extension " + req + "; list it in the A2A-Extensions header", Metadata: map[string]string{"extension": req}}
+		}
+	}
+	var active []string
+	for _, list := range [][]string{s.cfg.Extensions, s.cfg.RequiredExtensions} {
+		for _, uri := range list {
+			if requested[uri] && !slices.Contains(active, uri) {
+				active = append(active, uri)
+			}
+		}
+	}
+	return active, nil
+}
+
+// checkVersion applies RPC-2 to the version a client sent.
+func checkVersion(v string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: "A2A version 0.3 is not supported (no A2A-Version header was sent); send A2A-Version: 1.0", Metadata: map[string]string{"supportedVersions": "1.0"}}
+	}
+	major, _, _ := strings.Cut(v, ".")
+	if major != "1" {
+		return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: "A2A version " + truncateHeader(v) + " is not supported; this agent speaks 1.0", Metadata: map[string]string{"supportedVersions": "1.0"}}
+	}
+	return nil
+}
+
+func truncateHeader(v string) string {
+	if len(v) > 16 {
+		v = v[:16]
+	}
+	return strconv.Quote(v)
+}
+
+// owner returns the owner id of a principal (see Config.OwnerScope).
+func (s *Service) owner(principal string) string {
+	if s.cfg.OwnerScope == "" {
+		return principal
+	}
+	return s.cfg.OwnerScope + "/" + principal
+}
+
+// principalOf returns the principal of an owner id, for logs.
+func (s *Service) principalOf(owner string) string {
+	if s.cfg.OwnerScope == "" {
+		return owner
+	}
+	return strings.TrimPrefix(owner, s.cfg.OwnerScope+"/")
+}
+
+// RecordRequest counts one answered request of a binding (OPS-2); err is
+// the error it was answered with (nil = success).
+func (s *Service) RecordRequest(binding, method string, err error) {
+	s.cfg.Metrics.request(binding, method, err)
+}
+
+// RecordRequestCode counts a request refused with an A2A error code
+// before it reached an operation (method "" when it could not be read).
+func (s *Service) RecordRequestCode(binding, method string, code int) {
+	s.cfg.Metrics.requestCode(binding, method, code)
+}
+
+// StreamOpened counts an open event stream in the open_streams gauge
+// (OPS-2) until the returned function is called.
+func (s *Service) StreamOpened() (closed func()) {
+	s.hub.streams.Add(1)
+	return func() { s.hub.streams.Add(-1) }
+}
