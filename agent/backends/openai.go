@@ -132,6 +132,7 @@ func (o *OpenAI) trim(msgs []ChatMessage) []ChatMessage {
 	return msgs
 }
 
+// chatChunk is one chunk of a chat-completions stream.
 type chatChunk struct {
 	Choices []struct {
 		Delta struct {
@@ -219,6 +220,29 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit bac
 	}
 	conv := o.load(req.Session)
 	content, kept := o.userContent(req)
+	b, err := o.requestBody(conv, content)
+	if err != nil {
+		return err
+	}
+	resp, err := o.post(ctx, req, b)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, err := o.readStream(ctx, resp.Body, emit)
+	if err != nil {
+		return err
+	}
+	conv.Messages = o.trim(append(conv.Messages, ChatMessage{Role: "user", Content: kept}, ChatMessage{Role: "assistant", Content: answer}))
+	if st, err := json.Marshal(conv); err == nil {
+		req.Session.State = st
+	}
+	return emit(backend.Event{V: backend.EventVersion, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired})
+}
+
+// requestBody encodes the streaming chat-completions request: the system
+// prompt, the kept conversation and the new user message content.
+func (o *OpenAI) requestBody(conv *conversation, content any) ([]byte, error) {
 	var msgs []any
 	if o.System != "" {
 		msgs = append(msgs, map[string]any{"role": "system", "content": o.System})
@@ -239,11 +263,18 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit bac
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return fmt.Errorf("openai backend: encoding the request: %w", err)
+		return nil, fmt.Errorf("openai backend: encoding the request: %w", err)
 	}
+	return b, nil
+}
+
+// post sends the request body to <BaseURL>/chat/completions and returns
+// the response once its status is a success; the caller closes its body.
+// Transport errors and failure statuses come back classified (TURN-5).
+func (o *OpenAI) post(ctx context.Context, req *backend.TurnRequest, b []byte) (*http.Response, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(o.BaseURL, "/")+"/chat/completions", bytes.NewReader(b))
 	if err != nil {
-		return errors.New("openai backend: building the request failed")
+		return nil, errors.New("openai backend: building the request failed")
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
@@ -256,15 +287,22 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit bac
 	}
 	resp, err := client.Do(hreq)
 	if err != nil {
-		return classifyTransportErr(ctx, err)
+		return nil, classifyTransportErr(ctx, err)
 	}
-	defer resp.Body.Close()
 	if err := statusError(resp.StatusCode); err != nil {
-		return err
+		resp.Body.Close()
+		return nil, err
 	}
+	return resp, nil
+}
+
+// readStream emits the thinking, text and usage of each stream chunk and
+// returns the assistant's answer once [DONE] arrives; a stream that ends
+// without it is a transient failure.
+func (o *OpenAI) readStream(ctx context.Context, body io.Reader, emit backend.Emit) (string, error) {
 	var answer strings.Builder
 	done := false
-	err = readSSE(ctx, resp.Body, o.MaxLineBytes, o.MaxOutputBytes, func(data []byte) (bool, error) {
+	err := readSSE(ctx, body, o.MaxLineBytes, o.MaxOutputBytes, func(data []byte) (bool, error) {
 		if string(bytes.TrimSpace(data)) == "[DONE]" {
 			done = true
 			return true, nil
@@ -276,45 +314,47 @@ func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit bac
 		if c.Error != nil {
 			return false, errKind(backend.ErrorKindTransient, fmt.Errorf("upstream stream error (code %v)", c.Error.Code))
 		}
-		for _, ch := range c.Choices {
-			think := ch.Delta.ReasoningContent
-			if think == nil {
-				think = ch.Delta.Reasoning
-			}
-			if think != nil && *think != "" {
-				if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventThinking, Text: *think}); err != nil {
-					return false, err
-				}
-			}
-			if ch.Delta.Content != nil && *ch.Delta.Content != "" {
-				answer.WriteString(*ch.Delta.Content)
-				if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventText, Text: *ch.Delta.Content}); err != nil {
-					return false, err
-				}
-			}
-		}
-		if u := c.Usage; u != nil {
-			total := u.TotalTokens
-			if total == 0 {
-				total = u.PromptTokens + u.CompletionTokens
-			}
-			if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventUsage, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}); err != nil {
-				return false, err
-			}
-		}
-		return false, nil
+		return false, emitChunk(c, &answer, emit)
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !done {
-		return errKind(backend.ErrorKindTransient, errors.New("upstream stream ended without [DONE]"))
+		return "", errKind(backend.ErrorKindTransient, errors.New("upstream stream ended without [DONE]"))
 	}
-	conv.Messages = o.trim(append(conv.Messages, ChatMessage{Role: "user", Content: kept}, ChatMessage{Role: "assistant", Content: answer.String()}))
-	if st, err := json.Marshal(conv); err == nil {
-		req.Session.State = st
+	return answer.String(), nil
+}
+
+// emitChunk emits one chunk's reasoning as thinking, its content as text
+// (also appended to answer) and its usage, if any.
+func emitChunk(c chatChunk, answer *strings.Builder, emit backend.Emit) error {
+	for _, ch := range c.Choices {
+		think := ch.Delta.ReasoningContent
+		if think == nil {
+			think = ch.Delta.Reasoning
+		}
+		if think != nil && *think != "" {
+			if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventThinking, Text: *think}); err != nil {
+				return err
+			}
+		}
+		if ch.Delta.Content != nil && *ch.Delta.Content != "" {
+			answer.WriteString(*ch.Delta.Content)
+			if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventText, Text: *ch.Delta.Content}); err != nil {
+				return err
+			}
+		}
 	}
-	return emit(backend.Event{V: backend.EventVersion, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired})
+	if u := c.Usage; u != nil {
+		total := u.TotalTokens
+		if total == 0 {
+			total = u.PromptTokens + u.CompletionTokens
+		}
+		if err := emit(backend.Event{V: backend.EventVersion, Type: backend.EventUsage, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // key returns the per-request credential, else the configured key.

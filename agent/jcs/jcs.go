@@ -123,6 +123,8 @@ func parseValue(dec *json.Decoder, depth int) (any, error) {
 	}
 }
 
+// write appends the canonical form of v (a value as parseValue or
+// encoding/json with UseNumber produce it, or a Go scalar) to buf.
 func write(buf *bytes.Buffer, v any) error {
 	switch t := v.(type) {
 	case nil:
@@ -136,15 +138,7 @@ func write(buf *bytes.Buffer, v any) error {
 	case string:
 		return writeString(buf, t)
 	case json.Number:
-		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil {
-			return fmt.Errorf("jcs: number %q does not fit a double", truncate(string(t)))
-		}
-		s, err := FormatNumber(f)
-		if err != nil {
-			return err
-		}
-		buf.WriteString(s)
+		return writeNumber(buf, t)
 	case float64:
 		s, err := FormatNumber(t)
 		if err != nil {
@@ -158,16 +152,7 @@ func write(buf *bytes.Buffer, v any) error {
 	case int64:
 		return write(buf, float64(t))
 	case []any:
-		buf.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := write(buf, e); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
+		return writeArray(buf, t)
 	case []string:
 		buf.WriteByte('[')
 		for i, e := range t {
@@ -180,28 +165,63 @@ func write(buf *bytes.Buffer, v any) error {
 		}
 		buf.WriteByte(']')
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		SortKeys(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeString(buf, k); err != nil {
-				return err
-			}
-			buf.WriteByte(':')
-			if err := write(buf, t[k]); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
+		return writeObject(buf, t)
 	default:
 		return fmt.Errorf("jcs: unsupported value of type %T", v)
 	}
+	return nil
+}
+
+// writeNumber writes a JSON number as the double it denotes.
+func writeNumber(buf *bytes.Buffer, n json.Number) error {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return fmt.Errorf("jcs: number %q does not fit a double", truncate(string(n)))
+	}
+	s, err := FormatNumber(f)
+	if err != nil {
+		return err
+	}
+	buf.WriteString(s)
+	return nil
+}
+
+// writeArray writes the elements of t in order.
+func writeArray(buf *bytes.Buffer, t []any) error {
+	buf.WriteByte('[')
+	for i, e := range t {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := write(buf, e); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte(']')
+	return nil
+}
+
+// writeObject writes the members of t sorted by SortKeys.
+func writeObject(buf *bytes.Buffer, t map[string]any) error {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	SortKeys(keys)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := writeString(buf, k); err != nil {
+			return err
+		}
+		buf.WriteByte(':')
+		if err := write(buf, t[k]); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte('}')
 	return nil
 }
 

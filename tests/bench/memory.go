@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// idleContexts opens many contexts (one short turn each) and reports the
+// gateway's resident memory per context once they sit idle.
+func (r *runner) idleContexts(g *gateway) []result {
+	const n = 20000
+	runtime.GC()
+	before := g.rssBytes()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	errs := 0
+	c := newClient(r.concurrency)
+	for w := 0; w < r.concurrency; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += r.concurrency {
+				body := rpcBody("SendMessage", sendParams("hi", fmt.Sprintf("idle-ctx-%d", i)))
+				if err := expect(c, r.fast+"/", benchToken, body, "INPUT_REQUIRED"); err != nil {
+					mu.Lock()
+					errs++
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	time.Sleep(2 * time.Second)
+	after := g.rssBytes()
+	per := float64(after-before) / float64(n)
+	return []result{{name: fmt.Sprintf("idle contexts (%d)", n), requests: n - errs, errors: errs, elapsed: time.Since(start),
+		extra: fmt.Sprintf("RSS %+.1f MiB, %.0f B/context (RSS, includes store cache)", float64(after-before)/(1<<20), per)}}
+}
+
+// idleStreamsScenario holds many SSE streams open on long turns and
+// reports the gateway's resident memory.
+func (r *runner) idleStreamsScenario(g *gateway) []result {
+	n := r.idleStreams
+	before := g.rssBytes()
+	start := time.Now()
+	body := rpcBody("SendStreamingMessage", sendParams("wait", ""))
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	addr := strings.TrimPrefix(r.slow, "http://")
+	errs := 0
+	for i := 0; i < n; i++ {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			errs++
+			continue
+		}
+		req := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", addr, benchToken, len(body), body)
+		if _, err := c.Write([]byte(req)); err != nil {
+			c.Close()
+			errs++
+			continue
+		}
+		conns = append(conns, c)
+	}
+	// Read the first bytes of each stream so we know it is open.
+	buf := make([]byte, 512)
+	open := 0
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if n, err := c.Read(buf); err == nil && bytes.Contains(buf[:n], []byte("text/event-stream")) {
+			open++
+		}
+	}
+	time.Sleep(time.Second)
+	after := g.rssBytes()
+	return []result{{name: fmt.Sprintf("idle SSE streams (%d on running turns)", n), requests: open, errors: errs + len(conns) - open, elapsed: time.Since(start),
+		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn), %d goroutines", float64(after)/(1<<20), float64(after-before)/(1<<20), float64(after-before)/1024/float64(max(open, 1)), r.goroutines())}}
+}
+
+// goroutines reads the gateway's goroutine count from the admin pprof
+// endpoint (0 when unavailable).
+func (r *runner) goroutines() int {
+	resp, err := http.Get(r.admin + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var n int
+	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	_, _ = fmt.Sscanf(line, "goroutine profile: total %d", &n)
+	return n
+}
