@@ -152,7 +152,7 @@ type AgentHandler struct {
 	// extensions. The a2a directive copies its card block here.
 	Card *CardHandler `json:"card,omitempty"`
 
-	// Push turns push notifications on (gateway.md §8). Default: off
+	// Push turns push notifications on (PUSH-1..7). Default: off
 	// (every push operation answers PushNotificationNotSupportedError).
 	Push *PushConfig `json:"push,omitempty"`
 

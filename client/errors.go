@@ -7,7 +7,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-// Exit codes of the CLI (gateway.md CLI-2).
+// Exit codes of the CLI (CLI-2).
 const (
 	// ExitOK is success, including a task that waits for input.
 	ExitOK = 0

@@ -1,6 +1,6 @@
 package tests
 
-// Interop (gateway.md §10 CLI-1): the `caddy a2a` client drives a
+// Interop (CLI-1): the `caddy a2a` client drives a
 // third-party A2A 1.0 server, the @a2a-js/sdk reference server started from
 // tests/interop/js/server.mjs, for call (streaming and not, both
 // bindings), task get, task cancel and a failing task.

@@ -1,6 +1,6 @@
 package tests
 
-// End-to-end tests of the `caddy a2a` client (gateway.md §10 CLI-1, CLI-2)
+// End-to-end tests of the `caddy a2a` client (CLI-1, CLI-2)
 // against the built gateway binary.
 
 import (

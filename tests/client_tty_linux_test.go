@@ -2,7 +2,7 @@
 
 package tests
 
-// TTY behaviour of `caddy a2a call` (gateway.md §10 CLI-1): on a terminal
+// TTY behaviour of `caddy a2a call` (CLI-1): on a terminal
 // the spinner, tool progress and the summary go to stderr; piped, none of
 // it appears. Ctrl-C on a terminal asks once whether to cancel the task;
 // --cancel-on-interrupt cancels without asking. Pseudo-terminals come from

@@ -1,6 +1,6 @@
 package tests
 
-// End-to-end operations tests (gateway.md §12): the A2A metrics on the
+// End-to-end operations tests: the A2A metrics on the
 // admin endpoint's /metrics after a scripted workload (OPS-2), the turn log
 // line, and credentials kept out of Caddy's access log (OPS-1).
 

@@ -1,7 +1,7 @@
 package tests
 
-// End-to-end push notification tests with the built binary (gateway.md §8,
-// PUSH-1..7): a real webhook receiver, both queues, dead letters and the
+// End-to-end push notification tests with the built binary
+// (PUSH-1..7): a real webhook receiver, both queues, dead letters and the
 // `caddy a2a push dead` CLI.
 
 import (
