@@ -117,46 +117,15 @@ func (s *SQLite) ListTasks(ctx context.Context, q ListQuery) (ListResult, error)
 	if q.Limit < 1 {
 		return ListResult{}, fmt.Errorf("listing tasks: limit %d is not positive", q.Limit)
 	}
-	v := 0
-	args := make([]any, 1, 8)
-	args[0] = q.Owner
-	if q.ContextID != "" {
-		v |= lvContext
-		args = append(args, q.ContextID)
-	}
-	if q.State != "" {
-		v |= lvState
-		args = append(args, string(q.State))
-	}
-	if !q.StatusAfter.IsZero() {
-		v |= lvAfter
-		args = append(args, ceilMilli(q.StatusAfter))
-	}
-	nfilter := len(args)
-	if q.After != nil {
-		v |= lvCursor
-		args = append(args, q.After.StatusTime.UnixMilli(), q.After.TaskID)
-	}
-	if q.IncludeArtifacts {
-		v |= lvArtifacts
-	}
-	args = append(args, q.Limit+1)
+	v, args, nfilter := listVariant(q)
 
 	list, err := s.stmt(ctx, &s.listStmts[v], listSQL(v))
 	if err != nil {
 		return ListResult{}, s.readErr(fmt.Errorf("listing tasks: %w", err))
 	}
-	var count *sql.Stmt
-	var countArgs []any
-	if v&lvAfter != 0 {
-		cv := v & (lvContext | lvState)
-		if count, err = s.stmt(ctx, &s.cntStmts[cv], countSQL(cv)); err != nil {
-			return ListResult{}, s.readErr(fmt.Errorf("listing tasks: %w", err))
-		}
-		countArgs = args[:nfilter]
-	} else {
-		count = s.countTasks
-		countArgs = []any{q.Owner, q.ContextID, string(q.State)}
+	count, countArgs, err := s.countStmt(ctx, q, v, args[:nfilter])
+	if err != nil {
+		return ListResult{}, s.readErr(fmt.Errorf("listing tasks: %w", err))
 	}
 
 	// One read transaction, so that Total and the page see the same snapshot.
@@ -174,12 +143,68 @@ func (s *SQLite) ListTasks(ctx context.Context, q ListQuery) (ListResult, error)
 	}
 	res.Total = int(total)
 
-	rows, err := tx.StmtContext(ctx, list).QueryContext(ctx, args...)
+	res.Tasks, res.Next, err = s.readPage(ctx, tx.StmtContext(ctx, list), args, q)
 	if err != nil {
-		return ListResult{}, s.readErr(fmt.Errorf("listing tasks: %w", err))
+		return ListResult{}, err
+	}
+	return res, nil
+}
+
+// listVariant returns the query variant of q and the arguments of its list
+// statement; the first nfilter of them are the filter arguments, which the
+// COUNT(*) fallback takes too.
+func listVariant(q ListQuery) (v int, args []any, nfilter int) {
+	args = make([]any, 1, 8)
+	args[0] = q.Owner
+	if q.ContextID != "" {
+		v |= lvContext
+		args = append(args, q.ContextID)
+	}
+	if q.State != "" {
+		v |= lvState
+		args = append(args, string(q.State))
+	}
+	if !q.StatusAfter.IsZero() {
+		v |= lvAfter
+		args = append(args, ceilMilli(q.StatusAfter))
+	}
+	nfilter = len(args)
+	if q.After != nil {
+		v |= lvCursor
+		args = append(args, q.After.StatusTime.UnixMilli(), q.After.TaskID)
+	}
+	if q.IncludeArtifacts {
+		v |= lvArtifacts
+	}
+	args = append(args, q.Limit+1)
+	return v, args, nfilter
+}
+
+// countStmt returns the statement that counts the tasks of variant v and
+// its arguments: the COUNT(*) fallback over filterArgs when StatusAfter is
+// set, else the task_counts lookup.
+func (s *SQLite) countStmt(ctx context.Context, q ListQuery, v int, filterArgs []any) (*sql.Stmt, []any, error) {
+	if v&lvAfter != 0 {
+		cv := v & (lvContext | lvState)
+		count, err := s.stmt(ctx, &s.cntStmts[cv], countSQL(cv))
+		if err != nil {
+			return nil, nil, err
+		}
+		return count, filterArgs, nil
+	}
+	return s.countTasks, []any{q.Owner, q.ContextID, string(q.State)}, nil
+}
+
+// readPage runs the list statement and decodes up to q.Limit tasks; the
+// cursor is set when a further row exists.
+func (s *SQLite) readPage(ctx context.Context, list *sql.Stmt, args []any, q ListQuery) ([]a2a.Task, *Cursor, error) {
+	rows, err := list.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, nil, s.readErr(fmt.Errorf("listing tasks: %w", err))
 	}
 	defer rows.Close()
-	res.Tasks = make([]a2a.Task, 0, min(q.Limit, 128))
+	tasks := make([]a2a.Task, 0, min(q.Limit, 128))
+	var next *Cursor
 	var (
 		id         string
 		ts         int64
@@ -192,21 +217,21 @@ func (s *SQLite) ListTasks(ctx context.Context, q ListQuery) (ListResult, error)
 	var lastTS int64
 	var lastID string
 	for rows.Next() {
-		if len(res.Tasks) == q.Limit {
-			res.Next = &Cursor{StatusTime: time.UnixMilli(lastTS).UTC(), TaskID: lastID}
+		if len(tasks) == q.Limit {
+			next = &Cursor{StatusTime: time.UnixMilli(lastTS).UTC(), TaskID: lastID}
 			break
 		}
 		if err := rows.Scan(dst...); err != nil {
-			return ListResult{}, s.readErr(fmt.Errorf("listing tasks: %w", err))
+			return nil, nil, s.readErr(fmt.Errorf("listing tasks: %w", err))
 		}
-		res.Tasks = append(res.Tasks, a2a.Task{})
-		if err := decodeTask(&res.Tasks[len(res.Tasks)-1], body, arts, q.IncludeArtifacts); err != nil {
-			return ListResult{}, err
+		tasks = append(tasks, a2a.Task{})
+		if err := decodeTask(&tasks[len(tasks)-1], body, arts, q.IncludeArtifacts); err != nil {
+			return nil, nil, err
 		}
 		lastTS, lastID = ts, id
 	}
 	if err := rows.Err(); err != nil {
-		return ListResult{}, s.readErr(fmt.Errorf("listing tasks: %w", err))
+		return nil, nil, s.readErr(fmt.Errorf("listing tasks: %w", err))
 	}
-	return res, nil
+	return tasks, next, nil
 }

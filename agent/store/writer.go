@@ -89,7 +89,7 @@ type writer struct {
 
 	results []writeResult
 
-	cached map[string]*sql.Stmt // statements prepared on first use (push.go)
+	cached map[string]*sql.Stmt // statements prepared on first use (sqlite_push.go)
 
 	// Counters for tests and benchmarks.
 	nBatches  atomic.Int64 // transactions committed or attempted for a batch
