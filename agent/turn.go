@@ -3,17 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // Client-facing status messages (TURN-8, RPC-6, INPUT-1, INPUT-3).
@@ -29,9 +26,6 @@ const (
 	msgRejected         = "The agent rejected the task."
 )
 
-// maxTraceField bounds tool input/result and thinking text in metadata (TURN-6).
-const maxTraceField = 4000
-
 // turnState accumulates what a running turn has produced.
 type turnState struct {
 	text      strings.Builder
@@ -41,7 +35,7 @@ type turnState struct {
 	// baseURL is the gateway URL artifact links are built on.
 	baseURL string
 	// content is set once a content event (text, message, tool, artifact…)
-	// was mapped; direct holds the reply of a message event (Appendix A).
+	// was mapped; direct holds the reply of a message event (TURN-1).
 	content bool
 	direct  *a2a.Message
 	// stored maps an artifact id to its stored payload, for append.
@@ -145,62 +139,8 @@ func refusal(in *turnInput) string {
 	return ""
 }
 
-// contextFor returns the live context, reviving it from the store (or
-// creating it, bound to cwd) when it is not in memory, and the workspace
-// it is bound to. Concurrent first messages of a context agree on one
-// binding: the creator reads or writes the store while the others wait
-// for it.
-func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convContext, string) {
-	key := ctxKey{owner: owner, id: id}
-	c, created := s.hub.contexts.get(key, func() *convContext {
-		return &convContext{backend: s.cfg.Backend, ready: make(chan struct{})}
-	})
-	if !created {
-		<-c.ready
-		return c, c.cwd
-	}
-	bound := cwd
-	rec, err := s.st.GetContext(ctx, owner, id)
-	switch {
-	case err == nil:
-		bound = rec.Cwd
-		c.session.State = rec.State
-	case errors.Is(err, store.ErrNotFound):
-		now := time.Now()
-		if err := s.putContextSoon(ctx, store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
-			s.cfg.Logger.Error("storing context", errField(err))
-		}
-	default:
-		s.cfg.Logger.Error("reading context", errField(err))
-	}
-	c.cwd = bound
-	close(c.ready)
-	return c, c.cwd
-}
-
-// boundCwd returns the workspace the context id of owner is bound to: the
-// live context's, else the stored record's (so the binding survives
-// eviction and restarts). ok is false for a context with no binding yet
-// (or when the store cannot say: the turn's contextFor decides then).
-func (s *Service) boundCwd(ctx context.Context, owner, id string) (string, bool) {
-	if id == "" {
-		return "", false
-	}
-	if c, ok := s.hub.contexts.peek(ctxKey{owner: owner, id: id}); ok {
-		select {
-		case <-c.ready:
-			return c.cwd, c.cwd != ""
-		case <-ctx.Done():
-			return "", false
-		}
-	}
-	rec, err := s.st.GetContext(ctx, owner, id)
-	if err != nil || rec.Cwd == "" {
-		return "", false
-	}
-	return rec.Cwd, true
-}
-
+// acquireSlot takes a concurrency slot of the turn pool, waiting at most
+// wait for one; false when none came free or ctx ended (RPC-6).
 func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) bool {
 	select {
 	case slots <- struct{}{}:
@@ -216,73 +156,4 @@ func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) b
 	case <-ctx.Done():
 	}
 	return false
-}
-
-// saveSessionState stores the backend state of a context with its record.
-func (s *Service) saveSessionState(ctx context.Context, owner, id string, c *convContext) {
-	now := time.Now()
-	rec := store.ContextRecord{Owner: owner, ID: id, Cwd: c.cwd, CreatedAt: now, UpdatedAt: now, State: c.session.State}
-	if old, err := s.st.GetContext(context.WithoutCancel(ctx), owner, id); err == nil {
-		rec.CreatedAt = old.CreatedAt
-	}
-	if err := s.st.PutContext(context.WithoutCancel(ctx), rec); err != nil {
-		s.cfg.Logger.Error("storing context state", errField(err))
-	}
-}
-
-// nsMetadata returns metadata.<ns> as an object, or nil.
-func nsMetadata(md map[string]any, ns string) map[string]any {
-	inner, _ := md[ns].(map[string]any)
-	return inner
-}
-
-func setIf(m map[string]any, k string, v any) {
-	switch x := v.(type) {
-	case string:
-		if x == "" {
-			return
-		}
-	case nil:
-		return
-	}
-	m[k] = v
-}
-
-// truncate cuts s to maxTraceField characters (runes).
-func truncate(s string) string {
-	if utf8.RuneCountInString(s) <= maxTraceField {
-		return s
-	}
-	return string([]rune(s)[:maxTraceField])
-}
-
-// truncJSON renders a JSON value for metadata: strings and small values as
-// they are, anything longer than the limit as truncated text.
-func truncJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return truncate(string(raw))
-	}
-	if str, ok := v.(string); ok {
-		return truncate(str)
-	}
-	if utf8.RuneCount(raw) > maxTraceField {
-		return truncate(string(raw))
-	}
-	return v
-}
-
-func errField(err error) zap.Field { return zap.Error(err) }
-
-// putContextSoon stores a new context record without waiting for the
-// commit when the store allows it: losing it in a crash only unbinds the
-// workspace, and the turn's final write commits it anyway.
-func (s *Service) putContextSoon(ctx context.Context, rec store.ContextRecord) error {
-	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
-		return nw.PutContextNoWait(rec)
-	}
-	return s.st.PutContext(context.WithoutCancel(ctx), rec)
 }
