@@ -27,55 +27,86 @@ import (
 // ones as an attachment.
 func readFilePart(p a2a.Part, i int, field string, lim InputLimits, cwd string, ws *Workspace) (string, *backend.Attachment, error) {
 	bad := func(reason string) error { return a2a.ErrInvalidParams(field, reason) }
-	raw := p.URL
-	lower := strings.ToLower(raw)
-	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
-		return "", nil, bad("remote URLs are not fetched; send the content inline")
-	}
-	if !strings.HasPrefix(lower, "file:") {
-		return "", nil, bad("only file:// URLs are accepted")
-	}
-	if strings.ContainsAny(raw, "\x00\\") || strings.Contains(lower, "%00") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%2f") {
-		return "", nil, bad("the file URL is not a plain local path")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "file" || u.Opaque != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", nil, bad("the file URL is malformed")
-	}
-	if h := strings.ToLower(u.Host); h != "" && h != "localhost" {
-		return "", nil, bad("file URLs must name a local file (no host)")
-	}
-	path := u.Path
-	if !strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) {
-		return "", nil, bad("the file URL must hold an absolute path")
-	}
-	for _, seg := range strings.Split(path, "/") {
-		if seg == ".." || seg == "." {
-			return "", nil, bad("the file path must not contain . or .. segments")
-		}
+	path, err := fileURLPath(p.URL, bad)
+	if err != nil {
+		return "", nil, err
 	}
 	if cwd == "" || ws == nil {
 		return "", nil, bad("file URLs need a valid workspace")
 	}
-	f, err := openInWorkspace(cwd, filepath.FromSlash(path))
-	if errors.Is(err, errOutsideWorkspace) {
-		return "", nil, bad("the file lies outside the workspace")
-	}
+	f, fi, real, err := openWorkspaceFile(cwd, path, ws, bad)
 	if err != nil {
-		return "", nil, bad("the file does not exist or is not readable")
+		return "", nil, err
 	}
 	defer f.Close()
+	return readOpenedFile(f, fi, real, p, i, field, lim, bad)
+}
+
+// fileURLPath returns the absolute path of a plain local file:// URL, or
+// the error (made by bad) saying why raw is not one.
+func fileURLPath(raw string, bad func(string) error) (string, error) {
+	lower := strings.ToLower(raw)
+	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		return "", bad("remote URLs are not fetched; send the content inline")
+	}
+	if !strings.HasPrefix(lower, "file:") {
+		return "", bad("only file:// URLs are accepted")
+	}
+	if strings.ContainsAny(raw, "\x00\\") || strings.Contains(lower, "%00") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%2f") {
+		return "", bad("the file URL is not a plain local path")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "file" || u.Opaque != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", bad("the file URL is malformed")
+	}
+	if h := strings.ToLower(u.Host); h != "" && h != "localhost" {
+		return "", bad("file URLs must name a local file (no host)")
+	}
+	path := u.Path
+	if !strings.HasPrefix(path, "/") || strings.ContainsRune(path, 0) {
+		return "", bad("the file URL must hold an absolute path")
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == ".." || seg == "." {
+			return "", bad("the file path must not contain . or .. segments")
+		}
+	}
+	return path, nil
+}
+
+// openWorkspaceFile opens path once beneath the workspace cwd and checks
+// the open descriptor: a regular file whose real path lies inside cwd and
+// the allowed roots of ws (INPUT-1a). It returns the file, its fstat and
+// its real path; on an error (made by bad) nothing is left open.
+func openWorkspaceFile(cwd, path string, ws *Workspace, bad func(string) error) (*os.File, os.FileInfo, string, error) {
+	f, err := openInWorkspace(cwd, filepath.FromSlash(path))
+	if errors.Is(err, errOutsideWorkspace) {
+		return nil, nil, "", bad("the file lies outside the workspace")
+	}
+	if err != nil {
+		return nil, nil, "", bad("the file does not exist or is not readable")
+	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return "", nil, bad("the file URL does not name a regular file")
+		f.Close()
+		return nil, nil, "", bad("the file URL does not name a regular file")
 	}
 	real, ok := openedPath(f, fi, filepath.FromSlash(path))
 	if !ok {
-		return "", nil, bad("the file changed while it was read")
+		f.Close()
+		return nil, nil, "", bad("the file changed while it was read")
 	}
 	if !within(real, cwd) || !ws.Readable(real) {
-		return "", nil, bad("the file lies outside the workspace")
+		f.Close()
+		return nil, nil, "", bad("the file lies outside the workspace")
 	}
+	return f, fi, real, nil
+}
+
+// readOpenedFile reads the checked file f (fi its fstat, real its path)
+// with the bound of its media type (INPUT-2, INPUT-4): a text file as
+// text, a multimodal one hashed into an attachment.
+func readOpenedFile(f *os.File, fi os.FileInfo, real string, p a2a.Part, i int, field string, lim InputLimits, bad func(string) error) (string, *backend.Attachment, error) {
 	mt := mediaBase(p.MediaType)
 	if mt == "" {
 		mt = mediaBase(mime.TypeByExtension(filepath.Ext(real)))
