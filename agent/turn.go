@@ -60,28 +60,15 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		s.logTurn(r, final, started, corr, ts)
 	}()
 
-	ns := s.cfg.Namespace
-	cwd := in.cwd
 	if text = refusal(in); text != "" {
 		return
 	}
 	// The context lease first, then a concurrency slot: a message waiting
 	// for its busy context must not hold a slot other contexts could use.
-	c, bound := s.contextFor(ctx, r.owner, msg.ContextID, cwd)
-	if bound != cwd {
-		// The context was bound meanwhile (a concurrent first message).
-		// A message that named no cwd and read no file against the one
-		// it assumed follows the binding (INPUT-1); otherwise it is
-		// another workspace (RPC-6).
-		if in.cwdGiven || in.readFiles {
-			text = msgOtherWorkspace
-			return
-		}
-		if res, err := s.cfg.Workspace.Resolve(bound); err != nil || res != bound {
-			text = msgInvalidWorkspace
-			return
-		}
-		cwd = bound
+	c, cwd, refused := s.turnContext(ctx, r.owner, msg.ContextID, in)
+	if refused != "" {
+		text = refused
+		return
 	}
 	if !c.acquire(ctx, s.cfg.ContextWait) {
 		if errors.Is(context.Cause(ctx), errCanceledByClient) {
@@ -98,10 +85,39 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}
 	defer func() { <-s.slots }()
 
+	state, text = s.runTurn(ctx, r, msg, in, c, cwd, ts, corr)
+}
+
+// turnContext returns the context of a turn and the workspace it runs in,
+// or the status message refusing it. The context may have been bound
+// meanwhile (a concurrent first message): a message that named no cwd and
+// read no file against the one it assumed follows the binding (INPUT-1);
+// otherwise it is another workspace (RPC-6).
+func (s *Service) turnContext(ctx context.Context, owner, id string, in *turnInput) (*convContext, string, string) {
+	cwd := in.cwd
+	c, bound := s.contextFor(ctx, owner, id, cwd)
+	if bound != cwd {
+		if in.cwdGiven || in.readFiles {
+			return nil, "", msgOtherWorkspace
+		}
+		if res, err := s.cfg.Workspace.Resolve(bound); err != nil || res != bound {
+			return nil, "", msgInvalidWorkspace
+		}
+		cwd = bound
+	}
+	return c, cwd, ""
+}
+
+// runTurn runs the leased turn on the backend in workspace cwd and returns
+// its final state and status message: WORKING first, the attachments
+// stored, then the backend's events mapped as they come (TURN-6) and the
+// context's changed session state saved.
+func (s *Service) runTurn(ctx context.Context, r *run, msg *a2a.Message, in *turnInput, c *convContext, cwd string, ts *turnState, corr string) (a2a.TaskState, string) {
+	ns := s.cfg.Namespace
 	s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
 	taskID, ctxID := r.ids()
 	if ctx.Err() != nil {
-		return // canceled meanwhile; the deferred finalize says so
+		return a2a.TaskStateFailed, "" // canceled meanwhile; the deferred finalize says so
 	}
 	if r.durable {
 		// The caller already knows the task: let listings see it working
@@ -111,18 +127,18 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 
 	if err := storeInputs(s.cfg.InputDir, taskID, in.attachments); err != nil {
 		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))
-		text = internalMessage(corr)
-		return
+		return a2a.TaskStateFailed, internalMessage(corr)
 	}
 	treq := &backend.TurnRequest{V: backend.EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
 		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
 		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
 	before := c.session.State
 	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev backend.Event) error { return s.onEvent(ctx, r, ts, ev) })
-	state, text = s.outcome(ctx, ts, runErr, corr)
+	state, text := s.outcome(ctx, ts, runErr, corr)
 	if !bytes.Equal(before, c.session.State) {
 		s.saveSessionState(ctx, r.owner, ctxID, c)
 	}
+	return state, text
 }
 
 // refusal is the status message of a turn refused before it leases its
