@@ -3,17 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // Client-facing status messages (TURN-8, RPC-6, INPUT-1, INPUT-3).
@@ -29,9 +26,6 @@ const (
 	msgRejected         = "The agent rejected the task."
 )
 
-// maxTraceField bounds tool input/result and thinking text in metadata (TURN-6).
-const maxTraceField = 4000
-
 // turnState accumulates what a running turn has produced.
 type turnState struct {
 	text      strings.Builder
@@ -41,7 +35,7 @@ type turnState struct {
 	// baseURL is the gateway URL artifact links are built on.
 	baseURL string
 	// content is set once a content event (text, message, tool, artifact…)
-	// was mapped; direct holds the reply of a message event (Appendix A).
+	// was mapped; direct holds the reply of a message event (TURN-1).
 	content bool
 	direct  *a2a.Message
 	// stored maps an artifact id to its stored payload, for append.
@@ -66,28 +60,15 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		s.logTurn(r, final, started, corr, ts)
 	}()
 
-	ns := s.cfg.Namespace
-	cwd := in.cwd
 	if text = refusal(in); text != "" {
 		return
 	}
 	// The context lease first, then a concurrency slot: a message waiting
 	// for its busy context must not hold a slot other contexts could use.
-	c, bound := s.contextFor(ctx, r.owner, msg.ContextID, cwd)
-	if bound != cwd {
-		// The context was bound meanwhile (a concurrent first message).
-		// A message that named no cwd and read no file against the one
-		// it assumed follows the binding (INPUT-1); otherwise it is
-		// another workspace (RPC-6).
-		if in.cwdGiven || in.readFiles {
-			text = msgOtherWorkspace
-			return
-		}
-		if res, err := s.cfg.Workspace.Resolve(bound); err != nil || res != bound {
-			text = msgInvalidWorkspace
-			return
-		}
-		cwd = bound
+	c, cwd, refused := s.turnContext(ctx, r.owner, msg.ContextID, in)
+	if refused != "" {
+		text = refused
+		return
 	}
 	if !c.acquire(ctx, s.cfg.ContextWait) {
 		if errors.Is(context.Cause(ctx), errCanceledByClient) {
@@ -104,10 +85,39 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}
 	defer func() { <-s.slots }()
 
+	state, text = s.runTurn(ctx, r, msg, in, c, cwd, ts, corr)
+}
+
+// turnContext returns the context of a turn and the workspace it runs in,
+// or the status message refusing it. The context may have been bound
+// meanwhile (a concurrent first message): a message that named no cwd and
+// read no file against the one it assumed follows the binding (INPUT-1);
+// otherwise it is another workspace (RPC-6).
+func (s *Service) turnContext(ctx context.Context, owner, id string, in *turnInput) (*convContext, string, string) {
+	cwd := in.cwd
+	c, bound := s.contextFor(ctx, owner, id, cwd)
+	if bound != cwd {
+		if in.cwdGiven || in.readFiles {
+			return nil, "", msgOtherWorkspace
+		}
+		if res, err := s.cfg.Workspace.Resolve(bound); err != nil || res != bound {
+			return nil, "", msgInvalidWorkspace
+		}
+		cwd = bound
+	}
+	return c, cwd, ""
+}
+
+// runTurn runs the leased turn on the backend in workspace cwd and returns
+// its final state and status message: WORKING first, the attachments
+// stored, then the backend's events mapped as they come (TURN-6) and the
+// context's changed session state saved.
+func (s *Service) runTurn(ctx context.Context, r *run, msg *a2a.Message, in *turnInput, c *convContext, cwd string, ts *turnState, corr string) (a2a.TaskState, string) {
+	ns := s.cfg.Namespace
 	s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
 	taskID, ctxID := r.ids()
 	if ctx.Err() != nil {
-		return // canceled meanwhile; the deferred finalize says so
+		return a2a.TaskStateFailed, "" // canceled meanwhile; the deferred finalize says so
 	}
 	if r.durable {
 		// The caller already knows the task: let listings see it working
@@ -117,18 +127,18 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 
 	if err := storeInputs(s.cfg.InputDir, taskID, in.attachments); err != nil {
 		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))
-		text = internalMessage(corr)
-		return
+		return a2a.TaskStateFailed, internalMessage(corr)
 	}
 	treq := &backend.TurnRequest{V: backend.EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
 		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
 		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
 	before := c.session.State
 	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev backend.Event) error { return s.onEvent(ctx, r, ts, ev) })
-	state, text = s.outcome(ctx, ts, runErr, corr)
+	state, text := s.outcome(ctx, ts, runErr, corr)
 	if !bytes.Equal(before, c.session.State) {
 		s.saveSessionState(ctx, r.owner, ctxID, c)
 	}
+	return state, text
 }
 
 // refusal is the status message of a turn refused before it leases its
@@ -145,62 +155,8 @@ func refusal(in *turnInput) string {
 	return ""
 }
 
-// contextFor returns the live context, reviving it from the store (or
-// creating it, bound to cwd) when it is not in memory, and the workspace
-// it is bound to. Concurrent first messages of a context agree on one
-// binding: the creator reads or writes the store while the others wait
-// for it.
-func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convContext, string) {
-	key := ctxKey{owner: owner, id: id}
-	c, created := s.hub.contexts.get(key, func() *convContext {
-		return &convContext{backend: s.cfg.Backend, ready: make(chan struct{})}
-	})
-	if !created {
-		<-c.ready
-		return c, c.cwd
-	}
-	bound := cwd
-	rec, err := s.st.GetContext(ctx, owner, id)
-	switch {
-	case err == nil:
-		bound = rec.Cwd
-		c.session.State = rec.State
-	case errors.Is(err, store.ErrNotFound):
-		now := time.Now()
-		if err := s.putContextSoon(ctx, store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
-			s.cfg.Logger.Error("storing context", errField(err))
-		}
-	default:
-		s.cfg.Logger.Error("reading context", errField(err))
-	}
-	c.cwd = bound
-	close(c.ready)
-	return c, c.cwd
-}
-
-// boundCwd returns the workspace the context id of owner is bound to: the
-// live context's, else the stored record's (so the binding survives
-// eviction and restarts). ok is false for a context with no binding yet
-// (or when the store cannot say: the turn's contextFor decides then).
-func (s *Service) boundCwd(ctx context.Context, owner, id string) (string, bool) {
-	if id == "" {
-		return "", false
-	}
-	if c, ok := s.hub.contexts.peek(ctxKey{owner: owner, id: id}); ok {
-		select {
-		case <-c.ready:
-			return c.cwd, c.cwd != ""
-		case <-ctx.Done():
-			return "", false
-		}
-	}
-	rec, err := s.st.GetContext(ctx, owner, id)
-	if err != nil || rec.Cwd == "" {
-		return "", false
-	}
-	return rec.Cwd, true
-}
-
+// acquireSlot takes a concurrency slot of the turn pool, waiting at most
+// wait for one; false when none came free or ctx ended (RPC-6).
 func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) bool {
 	select {
 	case slots <- struct{}{}:
@@ -216,73 +172,4 @@ func acquireSlot(ctx context.Context, slots chan struct{}, wait time.Duration) b
 	case <-ctx.Done():
 	}
 	return false
-}
-
-// saveSessionState stores the backend state of a context with its record.
-func (s *Service) saveSessionState(ctx context.Context, owner, id string, c *convContext) {
-	now := time.Now()
-	rec := store.ContextRecord{Owner: owner, ID: id, Cwd: c.cwd, CreatedAt: now, UpdatedAt: now, State: c.session.State}
-	if old, err := s.st.GetContext(context.WithoutCancel(ctx), owner, id); err == nil {
-		rec.CreatedAt = old.CreatedAt
-	}
-	if err := s.st.PutContext(context.WithoutCancel(ctx), rec); err != nil {
-		s.cfg.Logger.Error("storing context state", errField(err))
-	}
-}
-
-// nsMetadata returns metadata.<ns> as an object, or nil.
-func nsMetadata(md map[string]any, ns string) map[string]any {
-	inner, _ := md[ns].(map[string]any)
-	return inner
-}
-
-func setIf(m map[string]any, k string, v any) {
-	switch x := v.(type) {
-	case string:
-		if x == "" {
-			return
-		}
-	case nil:
-		return
-	}
-	m[k] = v
-}
-
-// truncate cuts s to maxTraceField characters (runes).
-func truncate(s string) string {
-	if utf8.RuneCountInString(s) <= maxTraceField {
-		return s
-	}
-	return string([]rune(s)[:maxTraceField])
-}
-
-// truncJSON renders a JSON value for metadata: strings and small values as
-// they are, anything longer than the limit as truncated text.
-func truncJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return truncate(string(raw))
-	}
-	if str, ok := v.(string); ok {
-		return truncate(str)
-	}
-	if utf8.RuneCount(raw) > maxTraceField {
-		return truncate(string(raw))
-	}
-	return v
-}
-
-func errField(err error) zap.Field { return zap.Error(err) }
-
-// putContextSoon stores a new context record without waiting for the
-// commit when the store allows it: losing it in a crash only unbinds the
-// workspace, and the turn's final write commits it anyway.
-func (s *Service) putContextSoon(ctx context.Context, rec store.ContextRecord) error {
-	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
-		return nw.PutContextNoWait(rec)
-	}
-	return s.st.PutContext(context.WithoutCancel(ctx), rec)
 }
