@@ -1,13 +1,16 @@
-package agent
+// Package httpx holds what the HTTP bindings of an agent.Service share: the
+// transport settings, the Call built from a request, the version and
+// extension precheck, the SSE pump and JSON error bodies.
+package httpx
 
 import (
-	"errors"
+	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -40,47 +43,12 @@ func (c TransportConfig) WithDefaults() TransportConfig {
 	return c
 }
 
-// Handler serves a Service over HTTP: JSON-RPC 2.0 on POST / and the
-// HTTP+JSON (REST) routes of A2A 1.0.
-type Handler struct {
-	svc *Service
-	tc  TransportConfig
-}
-
-// NewHandler returns the HTTP bindings of svc with the transport settings
-// tc (defaults applied).
-func NewHandler(svc *Service, tc TransportConfig) *Handler {
-	return &Handler{svc: svc, tc: tc.WithDefaults()}
-}
-
-// Service returns the service behind the handler.
-func (h *Handler) Service() *Service { return h.svc }
-
-// Transport returns the handler's effective transport settings.
-func (h *Handler) Transport() TransportConfig { return h.tc }
-
-// Serve answers r when its path belongs to an A2A binding and reports
-// whether it did; other requests are left to the caller. principal is the
-// authenticated caller ("" when auth is off); the service scopes it.
-func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) bool {
-	if r.URL.Path == "/" || r.URL.Path == "" {
-		if r.Method != http.MethodPost {
-			return false
-		}
-		h.serveJSONRPC(w, r, principal)
-		return true
-	}
-	if strings.HasPrefix(r.URL.Path, "/artifacts/") {
-		return h.serveArtifact(w, r, principal)
-	}
-	return h.serveREST(w, r, principal)
-}
-
-// newCall builds the Call of a request: the principal, the REST path's
-// tenant ("" for JSON-RPC, whose tenant is in the params), the base URL,
-// the A2A-Version header (or query parameter, RPC-2) and the extensions of
-// the A2A-Extensions headers (RPC-3).
-func (h *Handler) newCall(r *http.Request, principal, tenant string) Call {
+// NewCall builds the Call of a request: the principal, the REST path's
+// tenant ("" for JSON-RPC, whose tenant is in the params), the base URL
+// (c.BaseURL: c has its defaults applied, see WithDefaults), the A2A-Version header (or query
+// parameter, RPC-2) and the extensions of the A2A-Extensions headers
+// (RPC-3).
+func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agent.Call {
 	v := r.Header.Get("A2A-Version")
 	if v == "" {
 		v = r.URL.Query().Get("A2A-Version")
@@ -93,13 +61,13 @@ func (h *Handler) newCall(r *http.Request, principal, tenant string) Call {
 			}
 		}
 	}
-	return Call{Principal: principal, Tenant: tenant, BaseURL: h.tc.BaseURL(r), Version: v, Extensions: exts}
+	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts}
 }
 
-// precheck applies the version and extension rules to a call (RPC-2,
+// Precheck applies the version and extension rules to a call (RPC-2,
 // RPC-3) and echoes the activated extensions.
-func (h *Handler) precheck(w http.ResponseWriter, call Call) error {
-	active, err := h.svc.Negotiate(call)
+func Precheck(w http.ResponseWriter, svc *agent.Service, call agent.Call) error {
+	active, err := svc.Negotiate(call)
 	if err != nil {
 		return err
 	}
@@ -109,8 +77,8 @@ func (h *Handler) precheck(w http.ResponseWriter, call Call) error {
 	return nil
 }
 
-// jsonContentType reports whether a request Content-Type is acceptable JSON.
-func jsonContentType(ct string) bool {
+// JSONContentType reports whether a request Content-Type is acceptable JSON.
+func JSONContentType(ct string) bool {
 	if ct == "" {
 		return true
 	}
@@ -118,11 +86,10 @@ func jsonContentType(ct string) bool {
 	return err == nil && (mt == "application/json" || mt == "application/a2a+json")
 }
 
-// asA2AError converts any error into a client-safe A2A error.
-func asA2AError(err error) *a2a.Error {
-	var ae *a2a.Error
-	if errors.As(err, &ae) {
-		return ae
-	}
-	return a2a.ErrInternal()
+// WriteJSON writes v as a JSON body with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
