@@ -5,15 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -275,58 +271,4 @@ func (s *Service) OpenArtifact(ctx context.Context, call Call, taskID, artifactI
 		mediaType = "application/octet-stream"
 	}
 	return &ArtifactFile{File: f, SHA256: sha, MediaType: mediaType, Filename: filename}, nil
-}
-
-// serveArtifact answers GET/HEAD /artifacts/{taskId}/{artifactId} (the
-// artifact's payload) and /artifacts/{taskId}/{artifactId}/{sha256} (one of
-// its stored raw parts) for the task's owner, with ETag (the sha256) and
-// Range support.
-func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principal string) bool {
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/artifacts/")
-	if !ok {
-		return false
-	}
-	notFound := func() {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Artifact not found"})
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method not allowed"})
-		return true
-	}
-	taskEsc, artEsc, ok := strings.Cut(rest, "/")
-	artEsc, partSHA, byPart := strings.Cut(artEsc, "/")
-	taskID, err1 := url.PathUnescape(taskEsc)
-	artID, err2 := url.PathUnescape(artEsc)
-	if !ok || err1 != nil || err2 != nil || (byPart && partSHA == "") {
-		notFound()
-		return true
-	}
-	af, err := h.svc.OpenArtifact(r.Context(), h.newCall(r, principal, ""), taskID, artID, partSHA)
-	if err != nil {
-		notFound()
-		return true
-	}
-	defer af.File.Close()
-	fi, err := af.File.Stat()
-	if err != nil {
-		notFound()
-		return true
-	}
-	w.Header().Set("Content-Type", af.MediaType)
-	w.Header().Set("Etag", strconv.Quote(af.SHA256))
-	w.Header().Set("Cache-Control", "private, max-age=0, must-revalidate")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if af.Filename != "" {
-		w.Header().Set("Content-Disposition", "attachment; filename="+strconv.Quote(af.Filename))
-	}
-	http.ServeContent(w, r, "", fi.ModTime(), io.NewSectionReader(af.File, 0, fi.Size()))
-	return true
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // benchHandler returns a handler over a fresh durable SQLite store.
-func benchHandler(b *testing.B) *Handler {
+func benchHandler(b *testing.B) Handler {
 	b.Helper()
 	st, err := store.OpenSQLite(filepath.Join(b.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
@@ -87,7 +87,7 @@ func BenchmarkListTasksPage(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			h := benchHandler(b)
-			st := h.svc.hub.store
+			st := h.Service().hub.store
 			ctx := context.Background()
 			for i := 0; i < n; i++ {
 				t := &a2a.Task{ID: fmt.Sprintf("task-%07d", i), ContextID: fmt.Sprintf("ctx-%d", i%100),

@@ -27,6 +27,29 @@ const principalHeader = "X-Test-Principal"
 // ns is the default metadata namespace.
 const ns = "iac_code"
 
+// TransportConfig is the transport settings a test gives the HTTP
+// bindings: a subset of httpx.TransportConfig (the bindings live in
+// agent/binding, which imports this package; bindings_hook_test.go, in
+// package agent_test, installs NewHandler).
+type TransportConfig struct {
+	// KeepAlive is the interval of SSE keep-alive comments (0 = default).
+	KeepAlive time.Duration
+	// MaxBodyBytes bounds request bodies (0 = default).
+	MaxBodyBytes int64
+}
+
+// Handler is the HTTP bindings of a Service (binding.Handler).
+type Handler interface {
+	// Serve answers r when its path belongs to an A2A binding.
+	Serve(w http.ResponseWriter, r *http.Request, principal string) bool
+	// Service returns the service behind the handler.
+	Service() *Service
+}
+
+// NewHandler returns the HTTP bindings of svc with the transport settings
+// tc; set by bindings_hook_test.go to binding.NewHandler.
+var NewHandler func(svc *Service, tc TransportConfig) Handler
+
 // testEnv is one agent endpoint over a real SQLite store, served by an
 // httptest server.
 type testEnv struct {
@@ -34,7 +57,7 @@ type testEnv struct {
 	st  *store.SQLite
 	hub *Hub
 	svc *Service
-	h   *Handler
+	h   Handler
 	srv *httptest.Server
 }
 

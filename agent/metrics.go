@@ -151,7 +151,7 @@ func (m *Metrics) request(binding, method string, err error) {
 	}
 	outcome := "ok"
 	if err != nil {
-		outcome = asA2AError(err).Reason()
+		outcome = a2a.AsError(err).Reason()
 	}
 	m.requests.WithLabelValues(binding, methodLabel(method), outcome).Inc()
 }

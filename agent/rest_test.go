@@ -357,50 +357,6 @@ func TestRESTBodyTooLarge(t *testing.T) {
 	e.restError("POST", "/message:send", []byte(big), restJSON(""), 400, "")
 }
 
-func TestParseRESTPath(t *testing.T) {
-	cases := []struct {
-		path   string
-		op     string
-		task   string
-		cfg    string
-		tenant string
-		ok     bool
-	}{
-		{"/message:send", a2a.MethodSendMessage, "", "", "", true},
-		{"/message:stream", a2a.MethodSendStreamingMessage, "", "", "", true},
-		{"/tasks", a2a.MethodListTasks, "", "", "", true},
-		{"/tasks/abc", a2a.MethodGetTask, "abc", "", "", true},
-		{"/tasks/abc:cancel", a2a.MethodCancelTask, "abc", "", "", true},
-		{"/tasks/abc:subscribe", a2a.MethodSubscribeToTask, "abc", "", "", true},
-		{"/tasks/abc/pushNotificationConfigs", "pushConfigs", "abc", "", "", true},
-		{"/tasks/abc/pushNotificationConfigs/c1", "pushConfig", "abc", "c1", "", true},
-		{"/extendedAgentCard", a2a.MethodGetExtendedAgentCard, "", "", "", true},
-		{"/t1/tasks/abc", a2a.MethodGetTask, "abc", "", "t1", true},
-		{"/t1/message:send", a2a.MethodSendMessage, "", "", "t1", true},
-		{"/t1/tasks", a2a.MethodListTasks, "", "", "t1", true},
-		{"/t1/extendedAgentCard", a2a.MethodGetExtendedAgentCard, "", "", "t1", true},
-		{"/tasks/abc:explode", "", "", "", "", false},
-		{"/other", "", "", "", "", false},
-		{"/", "", "", "", "", false},
-		{"", "", "", "", "", false},
-		{"/t1/t2/tasks", "", "", "", "", false},
-		{"/message:send/x", "", "", "", "", false},
-	}
-	for _, c := range cases {
-		r, tenant, ok := parseRESTPath(c.path)
-		if ok != c.ok {
-			t.Errorf("%q: ok %v, want %v", c.path, ok, c.ok)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if r.op != c.op || r.taskID != c.task || r.cfgID != c.cfg || tenant != c.tenant {
-			t.Errorf("%q: op %q task %q cfg %q tenant %q; want %q %q %q %q", c.path, r.op, r.taskID, r.cfgID, tenant, c.op, c.task, c.cfg, c.tenant)
-		}
-	}
-}
-
 // TestTenantNotServed covers TURN-10 before multi-agent sites: a request
 // naming any tenant — the REST `/{tenant}/…` prefix, the body's or the
 // JSON-RPC params' `tenant` field — is TaskNotFoundError (404 / -32001) for

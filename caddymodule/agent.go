@@ -22,6 +22,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -160,7 +162,7 @@ type AgentHandler struct {
 	hub     *agent.Hub
 	shared  *sharedState
 	pushRef *pushEngineRef // nil without push
-	handler *agent.Handler
+	handler *binding.Handler
 	logger  *zap.Logger
 }
 
@@ -223,7 +225,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 			TextTypes: h.TextMediaTypes, MediaTypes: h.attachmentTypes(),
 		},
 	}
-	tc := agent.TransportConfig{
+	tc := httpx.TransportConfig{
 		KeepAlive:    time.Duration(h.KeepAlive),
 		MaxBodyBytes: h.MaxBodySize,
 		BaseURL: func(r *http.Request) string {
@@ -312,7 +314,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	}
 	h.hub = app.shared.hub
 	h.shared = app.shared
-	h.handler = agent.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
+	h.handler = binding.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
 	return nil
 }
 

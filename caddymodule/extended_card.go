@@ -6,6 +6,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -24,7 +25,7 @@ func gatewayVersion(fallback string) string {
 // runtimeDetails collects what the extended card reports (CARD-8): names
 // of backends and numeric limits only; eff and tc are the effective
 // service and transport settings.
-func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config, tc agent.TransportConfig) card.RuntimeDetails {
+func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config, tc httpx.TransportConfig) card.RuntimeDetails {
 	d := card.RuntimeDetails{
 		Bindings: []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON},
 		Store:    app.Store,

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -134,4 +135,14 @@ func ErrUnsupportedOperation(msg string) *Error {
 // ErrInternal is a sanitised internal error.
 func ErrInternal() *Error {
 	return &Error{Code: CodeInternalError, Message: "Internal error"}
+}
+
+// AsError converts any error into a client-safe A2A error: an *Error in
+// its chain, else the sanitised internal error.
+func AsError(err error) *Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return ErrInternal()
 }

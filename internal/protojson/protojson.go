@@ -1,4 +1,7 @@
-package agent
+// Package protojson is the ProtoJSON input rule of the A2A bindings
+// (RPC-14): one decoder of request bodies and query strings used by both
+// the JSON-RPC and the HTTP+JSON binding.
+package protojson
 
 import (
 	"bytes"
@@ -406,11 +409,11 @@ func joinPath(path, name string) string {
 	return path + "." + name
 }
 
-// normalizeQuery applies the same rule to the query parameters of an
+// NormalizeQuery applies the same rule to the query parameters of an
 // HTTP+JSON GET whose fields are those of struct type t: a parameter under
 // its proto field name (`history_length`) is moved to its JSON name
 // (`historyLength`); both spellings at once are an invalid params error.
-func normalizeQuery(q url.Values, t reflect.Type) (url.Values, error) {
+func NormalizeQuery(q url.Values, t reflect.Type) (url.Values, error) {
 	s := schemaFor(derefType(t))
 	keys := make([]string, 0, len(q))
 	for k := range q {

@@ -1,4 +1,7 @@
-package agent
+// Package rest is the HTTP+JSON binding of an agent.Service (RPC-13): it
+// maps a route to an operation, decodes the path, query and body, calls
+// the service and encodes the answer, a JSON document or an SSE stream.
+package rest
 
 import (
 	"bytes"
@@ -12,9 +15,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
+
+// Handler serves the HTTP+JSON routes of a Service.
+type Handler struct {
+	svc *agent.Service
+	tc  httpx.TransportConfig
+}
+
+// New returns the HTTP+JSON binding of svc with the transport settings tc
+// (defaults applied).
+func New(svc *agent.Service, tc httpx.TransportConfig) *Handler {
+	return &Handler{svc: svc, tc: tc.WithDefaults()}
+}
 
 // restRoute is a parsed HTTP+JSON path: the operation and its path values.
 type restRoute struct {
@@ -65,8 +83,10 @@ func isRESTRoot(seg string) bool {
 	return seg == "tasks" || seg == "extendedAgentCard" || strings.HasPrefix(seg, "message:")
 }
 
-// serveREST answers the HTTP+JSON binding (RPC-13).
-func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal string) bool {
+// Serve answers r when its path is an HTTP+JSON route (RPC-13) and
+// reports whether it did; principal is the authenticated caller ("" when
+// auth is off).
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) bool {
 	route, tenant, ok := parseRESTPath(r.URL.Path)
 	if !ok {
 		return false
@@ -80,15 +100,15 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	if !allowed {
 		w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
 		e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}
-		h.svc.RecordRequest(BindingREST, methodUnknown, e)
+		h.svc.RecordRequest(agent.BindingREST, "", e) // counted as method "unknown"
 		writeRESTError(w, e, http.StatusMethodNotAllowed)
 		return true
 	}
 	method := restMethod(route.op, r.Method)
-	call := h.newCall(r, principal, tenant)
-	if err := h.precheck(w, call); err != nil {
-		h.svc.RecordRequest(BindingREST, method, err)
-		writeRESTError(w, asA2AError(err), 0)
+	call := h.tc.NewCall(r, principal, tenant)
+	if err := httpx.Precheck(w, h.svc, call); err != nil {
+		h.svc.RecordRequest(agent.BindingREST, method, err)
+		writeRESTError(w, a2a.AsError(err), 0)
 		return true
 	}
 	ctx := r.Context()
@@ -102,9 +122,9 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 			if route.op == a2a.MethodSendMessage {
 				res, err = s.SendMessage(ctx, call, &req)
 			} else {
-				var st Stream
+				var st agent.Stream
 				if st, err = s.SendStreamingMessage(ctx, call, &req); err == nil {
-					h.svc.RecordRequest(BindingREST, method, nil)
+					h.svc.RecordRequest(agent.BindingREST, method, nil)
 					h.pumpREST(ctx, w, st)
 					return true
 				}
@@ -113,7 +133,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 	case a2a.MethodGetTask:
 		req := a2a.GetTaskRequest{ID: route.taskID}
 		var q url.Values
-		if q, err = normalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
+		if q, err = protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
 			if req.HistoryLength, err = queryInt32(q, "historyLength"); err == nil {
 				res, err = s.GetTask(ctx, call, &req)
 			}
@@ -130,9 +150,9 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 			res, err = s.CancelTask(ctx, call, &req)
 		}
 	case a2a.MethodSubscribeToTask:
-		var st Stream
+		var st agent.Stream
 		if st, err = s.SubscribeToTask(ctx, call, &a2a.SubscribeToTaskRequest{ID: route.taskID}); err == nil {
-			h.svc.RecordRequest(BindingREST, method, nil)
+			h.svc.RecordRequest(agent.BindingREST, method, nil)
 			h.pumpREST(ctx, w, st)
 			return true
 		}
@@ -149,7 +169,7 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 			req := a2a.ListTaskPushNotificationConfigsRequest{TaskID: route.taskID}
 			var q url.Values
 			var ps *int32
-			if q, err = normalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
+			if q, err = protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
 				req.PageToken = q.Get("pageToken")
 				if ps, err = queryInt32(q, "pageSize"); err == nil {
 					if ps != nil {
@@ -167,11 +187,11 @@ func (h *Handler) serveREST(w http.ResponseWriter, r *http.Request, principal st
 			res, err = s.GetTaskPushNotificationConfig(ctx, call, &req)
 		}
 	default:
-		err = ErrPushNotSupported()
+		err = agent.ErrPushNotSupported()
 	}
-	h.svc.RecordRequest(BindingREST, method, err)
+	h.svc.RecordRequest(agent.BindingREST, method, err)
 	if err != nil {
-		writeRESTError(w, asA2AError(err), 0)
+		writeRESTError(w, a2a.AsError(err), 0)
 		return true
 	}
 	b, merr := json.Marshal(res)
@@ -205,7 +225,7 @@ func restMethod(op, verb string) string {
 // decodeBody reads a JSON request body into v; an empty body is allowed
 // when optional.
 func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
-	if !jsonContentType(r.Header.Get("Content-Type")) {
+	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
 		return a2a.NewError(a2a.CodeInvalidRequest, "Content-Type must be application/json or application/a2a+json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
@@ -222,13 +242,13 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, opti
 	if !json.Valid(body) {
 		return a2a.NewError(a2a.CodeParseError, "The body is not valid JSON")
 	}
-	return decodeParams(body, v)
+	return protojson.Decode(body, v)
 }
 
 // pumpREST streams events as SSE whose data lines are bare StreamResponses.
-func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st Stream) {
+func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st agent.Stream) {
 	sw := sse.Start(w)
-	h.pump(ctx, sw, st, func(ev any) []byte {
+	httpx.Pump(ctx, h.svc, h.tc.KeepAlive, sw, st, func(ev any) []byte {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			b, _ = json.Marshal(restErrorBody(a2a.ErrInternal(), 0))
@@ -279,7 +299,7 @@ func queryInt32(q url.Values, name string) (*int32, error) {
 // listRequestFromQuery reads ListTasks parameters from a query string
 // (JSON or proto field names, RPC-14).
 func listRequestFromQuery(q url.Values) (*a2a.ListTasksRequest, error) {
-	q, err := normalizeQuery(q, reflect.TypeFor[a2a.ListTasksRequest]())
+	q, err := protojson.NormalizeQuery(q, reflect.TypeFor[a2a.ListTasksRequest]())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-package agent
+// Package jsonrpc is the JSON-RPC 2.0 binding of an agent.Service (RPC-1,
+// RPC-1a): it decodes a POST body, calls the service and encodes the
+// answer, a JSON document or an SSE stream.
+package jsonrpc
 
 import (
 	"bytes"
@@ -8,20 +11,34 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
-	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
-var nullID = jsonrpc.NullID()
+// Handler serves the JSON-RPC binding of a Service on POST /.
+type Handler struct {
+	svc *agent.Service
+	tc  httpx.TransportConfig
+}
+
+// New returns the JSON-RPC binding of svc with the transport settings tc
+// (defaults applied).
+func New(svc *agent.Service, tc httpx.TransportConfig) *Handler {
+	return &Handler{svc: svc, tc: tc.WithDefaults()}
+}
+
+var nullID = rpc.NullID()
 
 // toRPCError renders an error as a JSON-RPC error member whose data holds
 // its ErrorInfo (and BadRequest) details.
-func toRPCError(err error) *jsonrpc.Error {
-	ae := asA2AError(err)
-	e := &jsonrpc.Error{Code: ae.Code, Message: ae.Message}
+func toRPCError(err error) *rpc.Error {
+	ae := a2a.AsError(err)
+	e := &rpc.Error{Code: ae.Code, Message: ae.Message}
 	if d := ae.Details(); len(d) > 0 {
 		if b, merr := json.Marshal(d); merr == nil {
 			e.Data = b
@@ -30,10 +47,10 @@ func toRPCError(err error) *jsonrpc.Error {
 	return e
 }
 
-// parseCall validates the envelope of one request (jsonrpc.ParseCall),
+// parseCall validates the envelope of one request (rpc.ParseCall),
 // with its failure as an A2A error.
-func parseCall(raw json.RawMessage) (jsonrpc.Call, *jsonrpc.Error) {
-	call, perr := jsonrpc.ParseCall(raw)
+func parseCall(raw json.RawMessage) (rpc.Call, *rpc.Error) {
+	call, perr := rpc.ParseCall(raw)
 	if perr != nil {
 		return call, toRPCError(a2a.NewError(perr.Code, "%s", perr.Message))
 	}
@@ -42,17 +59,18 @@ func parseCall(raw json.RawMessage) (jsonrpc.Call, *jsonrpc.Error) {
 
 // rpcResult encodes a result member; a value that cannot be encoded is
 // an internal error.
-func rpcResult(id json.RawMessage, res any) jsonrpc.Response {
+func rpcResult(id json.RawMessage, res any) rpc.Response {
 	b, err := json.Marshal(res)
 	if err != nil {
-		return jsonrpc.Response{ID: id, Error: toRPCError(a2a.ErrInternal())}
+		return rpc.Response{ID: id, Error: toRPCError(a2a.ErrInternal())}
 	}
-	return jsonrpc.Response{ID: id, Result: b}
+	return rpc.Response{ID: id, Result: b}
 }
 
-// serveJSONRPC answers a JSON-RPC POST (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4).
-func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal string) {
-	if !jsonContentType(r.Header.Get("Content-Type")) {
+// Serve answers a JSON-RPC POST for the authenticated principal ("" when
+// auth is off) (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4).
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) {
+	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
 		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
 		return
 	}
@@ -80,8 +98,8 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		h.writeRPCError(w, call.ID, call.Method, perr)
 		return
 	}
-	c := h.newCall(r, principal, "")
-	if err := h.precheck(w, c); err != nil {
+	c := h.tc.NewCall(r, principal, "")
+	if err := httpx.Precheck(w, h.svc, c); err != nil {
 		h.answer(w, call, nil, err)
 		return
 	}
@@ -89,7 +107,7 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 	switch call.Method {
 	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
 		st, err := h.openStream(ctx, c, call)
-		h.svc.RecordRequest(BindingJSONRPC, call.Method, err)
+		h.svc.RecordRequest(agent.BindingJSONRPC, call.Method, err)
 		if call.Notification {
 			// Nobody listens: the turn (if one started) runs on; no body.
 			if err == nil {
@@ -107,9 +125,9 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 		if id == nil {
 			id = nullID
 		}
-		h.pump(ctx, sw, st, func(ev any) []byte {
+		httpx.Pump(ctx, h.svc, h.tc.KeepAlive, sw, st, func(ev any) []byte {
 			resp := rpcResult(id, ev)
-			resp.JSONRPC = jsonrpc.Version
+			resp.JSONRPC = rpc.Version
 			b, _ := json.Marshal(resp)
 			return b
 		})
@@ -121,8 +139,8 @@ func (h *Handler) serveJSONRPC(w http.ResponseWriter, r *http.Request, principal
 
 // answer counts a single call and writes its response (nothing for a
 // notification).
-func (h *Handler) answer(w http.ResponseWriter, call jsonrpc.Call, res any, err error) {
-	h.svc.RecordRequest(BindingJSONRPC, call.Method, err)
+func (h *Handler) answer(w http.ResponseWriter, call rpc.Call, res any, err error) {
+	h.svc.RecordRequest(agent.BindingJSONRPC, call.Method, err)
 	if call.Notification {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -130,9 +148,9 @@ func (h *Handler) answer(w http.ResponseWriter, call jsonrpc.Call, res any, err 
 	writeRPC(w, buildResponse(call, res, err))
 }
 
-func buildResponse(call jsonrpc.Call, res any, err error) jsonrpc.Response {
+func buildResponse(call rpc.Call, res any, err error) rpc.Response {
 	if err != nil {
-		return jsonrpc.Response{ID: call.ID, Error: toRPCError(err)}
+		return rpc.Response{ID: call.ID, Error: toRPCError(err)}
 	}
 	if res == nil {
 		res = struct{}{}
@@ -152,15 +170,15 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most 100 calls")))
 		return
 	}
-	c := h.newCall(r, principal, "")
-	pre := h.precheck(w, c)
+	c := h.tc.NewCall(r, principal, "")
+	pre := httpx.Precheck(w, h.svc, c)
 	ctx := r.Context()
-	var out []jsonrpc.Response
+	var out []rpc.Response
 	for _, item := range items {
 		call, perr := parseCall(item)
 		if perr != nil {
-			h.svc.RecordRequestCode(BindingJSONRPC, call.Method, perr.Code)
-			out = append(out, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: call.ID, Error: perr})
+			h.svc.RecordRequestCode(agent.BindingJSONRPC, call.Method, perr.Code)
+			out = append(out, rpc.Response{JSONRPC: rpc.Version, ID: call.ID, Error: perr})
 			continue
 		}
 		var res any
@@ -173,12 +191,12 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 				res, err = h.dispatch(ctx, c, call)
 			}
 		}
-		h.svc.RecordRequest(BindingJSONRPC, call.Method, err)
+		h.svc.RecordRequest(agent.BindingJSONRPC, call.Method, err)
 		if call.Notification {
 			continue
 		}
 		resp := buildResponse(call, res, err)
-		resp.JSONRPC = jsonrpc.Version
+		resp.JSONRPC = rpc.Version
 		out = append(out, resp)
 	}
 	if len(out) == 0 {
@@ -187,121 +205,62 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal s
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		writeRPC(w, jsonrpc.Response{ID: nullID, Error: toRPCError(a2a.ErrInternal())})
+		writeRPC(w, rpc.Response{ID: nullID, Error: toRPCError(a2a.ErrInternal())})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
 }
 
-// decodeParams decodes a call's params (or an HTTP+JSON body) into v,
-// naming the offending field. Keys are first normalised by the ProtoJSON
-// input rule (RPC-14, normalizeProtoJSON): proto field names are accepted
-// besides the JSON names.
-func decodeParams(raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	if raw[0] != '{' {
-		return a2a.ErrInvalidParams("params", "must be an object")
-	}
-	raw, err := normalizeProtoJSON(raw, reflect.TypeOf(v))
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			field := te.Field
-			if field == "" {
-				field = "params"
-			}
-			if te.Value == "unknown enum value" {
-				return a2a.ErrInvalidParams(field, "is not a known enum value")
-			}
-			return a2a.ErrInvalidParams(field, fmt.Sprintf("must be of JSON type %s", jsonKind(te.Type.Kind().String())))
-		}
-		return a2a.ErrInvalidParams("params", sanitizeDecodeError(err))
-	}
-	return nil
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "struct", "map":
-		return "object"
-	case "slice", "array":
-		return "array"
-	case "int", "int32", "int64", "uint", "uint32", "uint64", "float64", "float32":
-		return "number"
-	case "bool":
-		return "boolean"
-	case "ptr":
-		return "object"
-	}
-	return k
-}
-
-// sanitizeDecodeError returns a decode error's text, cut to 200 bytes: it
-// names JSON syntax and types, never request content beyond that.
-func sanitizeDecodeError(err error) string {
-	msg := err.Error()
-	if len(msg) > 200 {
-		msg = msg[:200]
-	}
-	return msg
-}
-
 // dispatch runs a non-streaming method.
-func (h *Handler) dispatch(ctx context.Context, c Call, call jsonrpc.Call) (any, error) {
+func (h *Handler) dispatch(ctx context.Context, c agent.Call, call rpc.Call) (any, error) {
 	s := h.svc
 	switch call.Method {
 	case a2a.MethodSendMessage:
 		var req a2a.SendMessageRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.SendMessage(ctx, c, &req)
 	case a2a.MethodGetTask:
 		var req a2a.GetTaskRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.GetTask(ctx, c, &req)
 	case a2a.MethodListTasks:
 		var req a2a.ListTasksRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.ListTasks(ctx, c, &req)
 	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.CancelTask(ctx, c, &req)
 	case a2a.MethodCreatePushConfig:
 		var req a2a.TaskPushNotificationConfig
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.CreateTaskPushNotificationConfig(ctx, c, &req)
 	case a2a.MethodGetPushConfig:
 		var req a2a.GetTaskPushNotificationConfigRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.GetTaskPushNotificationConfig(ctx, c, &req)
 	case a2a.MethodListPushConfigs:
 		var req a2a.ListTaskPushNotificationConfigsRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.ListTaskPushNotificationConfigs(ctx, c, &req)
 	case a2a.MethodDeletePushConfig:
 		var req a2a.DeleteTaskPushNotificationConfigRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return s.DeleteTaskPushNotificationConfig(ctx, c, &req)
@@ -311,7 +270,7 @@ func (h *Handler) dispatch(ctx context.Context, c Call, call jsonrpc.Call) (any,
 		var req struct {
 			Tenant string `json:"tenant"`
 		}
-		_ = decodeParams(call.Params, &req)
+		_ = protojson.Decode(call.Params, &req)
 		c.Tenant = req.Tenant
 		return s.GetExtendedAgentCard(ctx, c)
 	}
@@ -326,16 +285,16 @@ func truncateMethod(m string) string {
 }
 
 // openStream starts a streaming method; errors come before any SSE output.
-func (h *Handler) openStream(ctx context.Context, c Call, call jsonrpc.Call) (Stream, error) {
+func (h *Handler) openStream(ctx context.Context, c agent.Call, call rpc.Call) (agent.Stream, error) {
 	if call.Method == a2a.MethodSendStreamingMessage {
 		var req a2a.SendMessageRequest
-		if err := decodeParams(call.Params, &req); err != nil {
+		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
 		return h.svc.SendStreamingMessage(ctx, c, &req)
 	}
 	var req a2a.SubscribeToTaskRequest
-	if err := decodeParams(call.Params, &req); err != nil {
+	if err := protojson.Decode(call.Params, &req); err != nil {
 		return nil, err
 	}
 	return h.svc.SubscribeToTask(ctx, c, &req)
@@ -343,19 +302,19 @@ func (h *Handler) openStream(ctx context.Context, c Call, call jsonrpc.Call) (St
 
 // writeRPCError counts a request refused before it reached a method (method
 // "" when it could not be read) and writes the error.
-func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *jsonrpc.Error) {
-	h.svc.RecordRequestCode(BindingJSONRPC, method, e.Code)
-	writeRPC(w, jsonrpc.Response{ID: id, Error: e})
+func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *rpc.Error) {
+	h.svc.RecordRequestCode(agent.BindingJSONRPC, method, e.Code)
+	writeRPC(w, rpc.Response{ID: id, Error: e})
 }
 
-func writeRPC(w http.ResponseWriter, resp jsonrpc.Response) {
-	resp.JSONRPC = jsonrpc.Version
+func writeRPC(w http.ResponseWriter, resp rpc.Response) {
+	resp.JSONRPC = rpc.Version
 	if resp.ID == nil {
 		resp.ID = nullID
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {
-		b, _ = json.Marshal(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: nullID, Error: toRPCError(a2a.ErrInternal())})
+		b, _ = json.Marshal(rpc.Response{JSONRPC: rpc.Version, ID: nullID, Error: toRPCError(a2a.ErrInternal())})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

@@ -1,21 +1,23 @@
-package agent
+package httpx
 
 import (
 	"context"
+	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
-// pump writes every event of st, each rendered by render, with keep-alive
-// comments while idle, until the stream ends or the client goes away.
-func (h *Handler) pump(ctx context.Context, sw *sse.Writer, st Stream, render func(any) []byte) {
+// Pump writes every event of st, each rendered by render, with keep-alive
+// comments every keepAlive while idle, until the stream ends or the client
+// goes away; the stream counts as open on svc meanwhile.
+func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, sw *sse.Writer, st agent.Stream, render func(any) []byte) {
 	defer st.Close()
-	defer h.svc.StreamOpened()()
-	every := h.tc.KeepAlive
+	defer svc.StreamOpened()()
 	for {
 		// Wait for the next event at most one keep-alive interval; on an
 		// idle stream send a comment instead (no goroutine per stream).
-		wctx, cancel := context.WithTimeout(ctx, every)
+		wctx, cancel := context.WithTimeout(ctx, keepAlive)
 		ev, ok := st.Next(wctx)
 		idle := !ok && ctx.Err() == nil && wctx.Err() != nil
 		cancel()

@@ -1,0 +1,95 @@
+// Package httpx holds what the HTTP bindings of an agent.Service share: the
+// transport settings, the Call built from a request, the version and
+// extension precheck, the SSE pump and JSON error bodies.
+package httpx
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
+)
+
+// TransportConfig is the transport settings of the HTTP bindings (JSON-RPC,
+// HTTP+JSON and the artifact downloads); the Service knows none of them.
+// Zero values take the documented defaults (see WithDefaults).
+type TransportConfig struct {
+	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
+	KeepAlive time.Duration
+	// MaxBodyBytes bounds request bodies. Default 32 MiB.
+	MaxBodyBytes int64
+	// BaseURL returns the externally visible base URL ("https://h/") of a
+	// request, passed to the service as Call.BaseURL (artifact links, the
+	// extended card). Default: from the request (Host, TLS), forwarded
+	// headers not trusted.
+	BaseURL func(r *http.Request) string
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c TransportConfig) WithDefaults() TransportConfig {
+	if c.KeepAlive <= 0 {
+		c.KeepAlive = 15 * time.Second
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 32 << 20
+	}
+	if c.BaseURL == nil {
+		c.BaseURL = func(r *http.Request) string { return card.BaseURL(r, false) }
+	}
+	return c
+}
+
+// NewCall builds the Call of a request: the principal, the REST path's
+// tenant ("" for JSON-RPC, whose tenant is in the params), the base URL
+// (c.BaseURL: c has its defaults applied, see WithDefaults), the A2A-Version header (or query
+// parameter, RPC-2) and the extensions of the A2A-Extensions headers
+// (RPC-3).
+func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agent.Call {
+	v := r.Header.Get("A2A-Version")
+	if v == "" {
+		v = r.URL.Query().Get("A2A-Version")
+	}
+	var exts []string
+	for _, line := range r.Header.Values("A2A-Extensions") {
+		for _, uri := range strings.Split(line, ",") {
+			if uri = strings.TrimSpace(uri); uri != "" {
+				exts = append(exts, uri)
+			}
+		}
+	}
+	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts}
+}
+
+// Precheck applies the version and extension rules to a call (RPC-2,
+// RPC-3) and echoes the activated extensions.
+func Precheck(w http.ResponseWriter, svc *agent.Service, call agent.Call) error {
+	active, err := svc.Negotiate(call)
+	if err != nil {
+		return err
+	}
+	if len(active) > 0 {
+		w.Header().Set("A2A-Extensions", strings.Join(active, ", "))
+	}
+	return nil
+}
+
+// JSONContentType reports whether a request Content-Type is acceptable JSON.
+func JSONContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || mt == "application/a2a+json")
+}
+
+// WriteJSON writes v as a JSON body with the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
