@@ -24,6 +24,17 @@ func checkTenant(tenant, taskID string) error {
 	return a2a.ErrTaskNotFound(taskID)
 }
 
+// scopeTask resolves the tenant of an operation on one task (the call's
+// tenant when the request names none) and checks it (checkTenant,
+// TURN-10) and the task id in field (checkID).
+func (c Call) scopeTask(tenant *string, field, id string) error {
+	*tenant = c.tenant(*tenant)
+	if err := checkTenant(*tenant, id); err != nil {
+		return err
+	}
+	return checkID(field, id)
+}
+
 // sendTenant resolves and checks the tenant of a SendMessage request.
 func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 	if req == nil {
@@ -101,11 +112,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 // GetTask returns the caller's task with historyLength applied (RPC-8).
 func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	owner := s.owner(call.Principal)
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
 	hl, err := historyLength(req.HistoryLength)
@@ -199,11 +206,7 @@ func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRe
 // CancelTask cancels a running or input-required task (RPC-10).
 func (s *Service) CancelTask(ctx context.Context, call Call, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	owner := s.owner(call.Principal)
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
 	wasLive := false
@@ -295,11 +298,7 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 // snapshot.
 func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.SubscribeToTaskRequest) (Stream, error) {
 	owner := s.owner(call.Principal)
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
 	for {
