@@ -35,6 +35,15 @@ func (c Call) scopeTask(tenant *string, field, id string) error {
 	return checkID(field, id)
 }
 
+// sendScope checks the tenant of a SendMessage request (sendTenant) and
+// returns the historyLength its configuration asks for.
+func sendScope(call Call, req *a2a.SendMessageRequest) (*int32, error) {
+	if err := sendTenant(call, req); err != nil {
+		return nil, err
+	}
+	return historyLength(configHistory(req))
+}
+
 // sendTenant resolves and checks the tenant of a SendMessage request.
 func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 	if req == nil {
@@ -52,10 +61,7 @@ func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 // interrupted, or at once with returnImmediately (RPC-1b).
 func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	owner := s.owner(call.Principal)
-	if err := sendTenant(call, req); err != nil {
-		return nil, err
-	}
-	hl, err := historyLength(configHistory(req))
+	hl, err := sendScope(call, req)
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +100,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 // then status and artifact updates, ending when the turn ends.
 func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.SendMessageRequest) (Stream, error) {
 	owner := s.owner(call.Principal)
-	if err := sendTenant(call, req); err != nil {
-		return nil, err
-	}
-	hl, err := historyLength(configHistory(req))
+	hl, err := sendScope(call, req)
 	if err != nil {
 		return nil, err
 	}
