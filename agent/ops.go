@@ -24,6 +24,26 @@ func checkTenant(tenant, taskID string) error {
 	return a2a.ErrTaskNotFound(taskID)
 }
 
+// scopeTask resolves the tenant of an operation on one task (the call's
+// tenant when the request names none) and checks it (checkTenant,
+// TURN-10) and the task id in field (checkID).
+func (c Call) scopeTask(tenant *string, field, id string) error {
+	*tenant = c.tenant(*tenant)
+	if err := checkTenant(*tenant, id); err != nil {
+		return err
+	}
+	return checkID(field, id)
+}
+
+// sendScope checks the tenant of a SendMessage request (sendTenant) and
+// returns the historyLength its configuration asks for.
+func sendScope(call Call, req *a2a.SendMessageRequest) (*int32, error) {
+	if err := sendTenant(call, req); err != nil {
+		return nil, err
+	}
+	return historyLength(configHistory(req))
+}
+
 // sendTenant resolves and checks the tenant of a SendMessage request.
 func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 	if req == nil {
@@ -41,10 +61,7 @@ func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 // interrupted, or at once with returnImmediately (RPC-1b).
 func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	owner := s.owner(call.Principal)
-	if err := sendTenant(call, req); err != nil {
-		return nil, err
-	}
-	hl, err := historyLength(configHistory(req))
+	hl, err := sendScope(call, req)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +100,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 // then status and artifact updates, ending when the turn ends.
 func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.SendMessageRequest) (Stream, error) {
 	owner := s.owner(call.Principal)
-	if err := sendTenant(call, req); err != nil {
-		return nil, err
-	}
-	hl, err := historyLength(configHistory(req))
+	hl, err := sendScope(call, req)
 	if err != nil {
 		return nil, err
 	}
@@ -101,11 +115,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 // GetTask returns the caller's task with historyLength applied (RPC-8).
 func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	owner := s.owner(call.Principal)
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
 	hl, err := historyLength(req.HistoryLength)
@@ -199,11 +209,7 @@ func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRe
 // CancelTask cancels a running or input-required task (RPC-10).
 func (s *Service) CancelTask(ctx context.Context, call Call, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	owner := s.owner(call.Principal)
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
 	wasLive := false
@@ -295,11 +301,7 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 // snapshot.
 func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.SubscribeToTaskRequest) (Stream, error) {
 	owner := s.owner(call.Principal)
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.ID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
 	for {

@@ -156,6 +156,26 @@ func (s *Service) reveal(c store.PushConfig, tenant string) (a2a.TaskPushNotific
 	return out, nil
 }
 
+// pushScope returns the push store and the caller's owner id for an
+// operation on the push configs of taskID (and on the config id, when
+// given), after the checks each one makes first: push supported (PUSH-1),
+// tenant and ids (scopeTask).
+func (s *Service) pushScope(call Call, tenant *string, taskID string, id ...string) (store.PushStore, string, error) {
+	ps, ok := s.pushStore()
+	if !ok {
+		return nil, "", ErrPushNotSupported()
+	}
+	if err := call.scopeTask(tenant, "taskId", taskID); err != nil {
+		return nil, "", err
+	}
+	for _, v := range id {
+		if err := checkID("id", v); err != nil {
+			return nil, "", err
+		}
+	}
+	return ps, s.owner(call.Principal), nil
+}
+
 // CreateTaskPushNotificationConfig registers (or, with a known id,
 // replaces) a push config on one of the caller's tasks (PUSH-1).
 func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
@@ -167,11 +187,7 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Cal
 	if req == nil {
 		return nil, a2a.ErrInvalidParams("taskId", "is required")
 	}
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
-		return nil, err
-	}
-	if err := checkID("taskId", req.TaskID); err != nil {
+	if err := call.scopeTask(&req.Tenant, "taskId", req.TaskID); err != nil {
 		return nil, err
 	}
 	if _, err := s.loadTask(ctx, owner, req.TaskID); err != nil {
@@ -186,19 +202,8 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Cal
 // GetTaskPushNotificationConfig returns one config; an unknown one (or one
 // of another principal's task) is TaskNotFoundError.
 func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
-	owner := s.owner(call.Principal)
-	ps, ok := s.pushStore()
-	if !ok {
-		return nil, ErrPushNotSupported()
-	}
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
-		return nil, err
-	}
-	if err := checkID("taskId", req.TaskID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	ps, owner, err := s.pushScope(call, &req.Tenant, req.TaskID, req.ID)
+	if err != nil {
 		return nil, err
 	}
 	c, err := ps.GetPushConfig(ctx, owner, req.TaskID, req.ID)
@@ -219,16 +224,8 @@ func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, call Call, 
 
 // ListTaskPushNotificationConfigs returns a page of a task's configs.
 func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, call Call, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	owner := s.owner(call.Principal)
-	ps, ok := s.pushStore()
-	if !ok {
-		return nil, ErrPushNotSupported()
-	}
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
-		return nil, err
-	}
-	if err := checkID("taskId", req.TaskID); err != nil {
+	ps, owner, err := s.pushScope(call, &req.Tenant, req.TaskID)
+	if err != nil {
 		return nil, err
 	}
 	if req.PageSize < 0 || req.PageSize > maxPushPage {
@@ -273,19 +270,8 @@ func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, call Call
 // DeleteTaskPushNotificationConfig removes a config and drops its pending
 // deliveries. Deleting an unknown config of the caller's task succeeds.
 func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.DeleteTaskPushNotificationConfigRequest) (*struct{}, error) {
-	owner := s.owner(call.Principal)
-	ps, ok := s.pushStore()
-	if !ok {
-		return nil, ErrPushNotSupported()
-	}
-	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, req.TaskID); err != nil {
-		return nil, err
-	}
-	if err := checkID("taskId", req.TaskID); err != nil {
-		return nil, err
-	}
-	if err := checkID("id", req.ID); err != nil {
+	ps, owner, err := s.pushScope(call, &req.Tenant, req.TaskID, req.ID)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := s.loadTask(ctx, owner, req.TaskID); err != nil {

@@ -1,13 +1,11 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
@@ -49,7 +47,7 @@ type HTTPBackend struct {
 	// MaxOutputSize bounds one response body, in bytes. Default: 67108864.
 	MaxOutputSize int64 `json:"max_output_size,omitempty"`
 
-	http *backends.HTTP
+	builtBackend
 }
 
 // CaddyModule returns the Caddy module information.
@@ -63,7 +61,7 @@ func (HTTPBackend) CaddyModule() caddy.ModuleInfo {
 // Provision loads the transport and builds the backend.
 func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
-	rt, err := loadTransport(ctx, b, &b.TransportRaw, "http")
+	client, err := upstreamClient(ctx, b, &b.TransportRaw, "http")
 	if err != nil {
 		return err
 	}
@@ -73,19 +71,11 @@ func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 			hdr.Add(k, repl.ReplaceAll(v, ""))
 		}
 	}
-	b.http = &backends.HTTP{
-		URL: repl.ReplaceAll(b.URL, ""), Client: &http.Client{Transport: rt}, Header: hdr,
+	b.impl = &backends.HTTP{
+		URL: repl.ReplaceAll(b.URL, ""), Client: client, Header: hdr,
 		Timeout: time.Duration(b.Timeout), MaxLineBytes: b.MaxLineSize, MaxOutputBytes: b.MaxOutputSize,
 	}
 	return nil
-}
-
-// Validate checks the configuration.
-func (b *HTTPBackend) Validate() error { return b.http.Validate() }
-
-// RunTurn implements backend.Backend.
-func (b *HTTPBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
-	return b.http.RunTurn(ctx, req, emit)
 }
 
 // UnmarshalCaddyfile parses:
@@ -122,15 +112,9 @@ func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			b.Headers[http.CanonicalHeaderKey(k)] = append(b.Headers[http.CanonicalHeaderKey(k)], v)
 		case "transport":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			name := d.Val()
-			unm, err := caddyfile.UnmarshalModule(d, "http.reverse_proxy.transport."+name)
-			if err != nil {
+			if err := transportOption(d, &b.TransportRaw); err != nil {
 				return err
 			}
-			b.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
 		case "timeout":
 			if err := durationArg(d, &b.Timeout); err != nil {
 				return err

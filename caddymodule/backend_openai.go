@@ -1,15 +1,12 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
@@ -69,7 +66,7 @@ type OpenAIBackend struct {
 	// Timeout bounds one turn. Default: 10m.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
-	openai *backends.OpenAI
+	builtBackend
 }
 
 // CaddyModule returns the Caddy module information.
@@ -83,7 +80,7 @@ func (OpenAIBackend) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the key and loads the transport.
 func (b *OpenAIBackend) Provision(ctx caddy.Context) error {
 	repl := caddy.NewReplacer()
-	rt, err := loadTransport(ctx, b, &b.TransportRaw, "openai")
+	client, err := upstreamClient(ctx, b, &b.TransportRaw, "openai")
 	if err != nil {
 		return err
 	}
@@ -95,21 +92,13 @@ func (b *OpenAIBackend) Provision(ctx caddy.Context) error {
 	if timeout == 0 {
 		timeout = 10 * time.Minute
 	}
-	b.openai = &backends.OpenAI{
+	b.impl = &backends.OpenAI{
 		BaseURL: repl.ReplaceAll(b.BaseURL, ""), Model: b.Model, APIKey: key, System: b.System,
 		MaxMessages: b.MaxMessages, MaxChars: b.MaxChars, Vision: b.Vision,
 		Temperature: b.Temperature, MaxTokens: b.MaxTokens,
-		Client: &http.Client{Transport: rt}, Timeout: timeout,
+		Client: client, Timeout: timeout,
 	}
 	return nil
-}
-
-// Validate checks the configuration.
-func (b *OpenAIBackend) Validate() error { return b.openai.Validate() }
-
-// RunTurn implements backend.Backend.
-func (b *OpenAIBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
-	return b.openai.RunTurn(ctx, req, emit)
 }
 
 // UnmarshalCaddyfile parses:
@@ -183,15 +172,9 @@ func (b *OpenAIBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			b.Temperature = &f
 		case "transport":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			name := d.Val()
-			unm, err := caddyfile.UnmarshalModule(d, "http.reverse_proxy.transport."+name)
-			if err != nil {
+			if err := transportOption(d, &b.TransportRaw); err != nil {
 				return err
 			}
-			b.TransportRaw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
 		case "timeout":
 			if err := durationArg(d, &b.Timeout); err != nil {
 				return err

@@ -92,3 +92,18 @@ func (b *blockOptions) once(d *caddyfile.Dispenser) error {
 	b.seen[key] = true
 	return nil
 }
+
+// each calls parse with each option of the block the dispenser is in,
+// after once refused an option given twice; the first error ends the
+// block.
+func (b *blockOptions) each(d *caddyfile.Dispenser, parse func(opt string) error) error {
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		if err := b.once(d); err != nil {
+			return err
+		}
+		if err := parse(d.Val()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

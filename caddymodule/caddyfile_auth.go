@@ -19,12 +19,7 @@ func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
 	c := &h.Config
 	options := newBlockOptions("auth", "principal")
 	options.alias = map[string]string{"token": "bearer"}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if err := options.once(d); err != nil {
-			return err
-		}
-		var err error
+	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
 		case "bearer", "token":
 			c.Token, err = oneArg(d)
@@ -53,10 +48,24 @@ func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unknown auth option %q", opt)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
+	return nil
+}
+
+// onceArg reads the one argument of a principal's credential into out,
+// refusing a second one with "<what>: duplicate <name>".
+func onceArg(d *caddyfile.Dispenser, out *string, what, name string) error {
+	v, err := oneArg(d)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		return d.Errf("%s: duplicate %s", what, name)
+	}
+	*out = v
 	return nil
 }
 
@@ -86,23 +95,9 @@ func unmarshalPrincipal(d *caddyfile.Dispenser, c *auth.Config) error {
 	what := fmt.Sprintf("principal %q", name)
 	switch scheme {
 	case "bearer", "token":
-		v, err := oneArg(d)
-		if err != nil {
-			return err
-		}
-		if p.Token != "" {
-			return d.Errf("%s: duplicate bearer token", what)
-		}
-		p.Token = v
+		return onceArg(d, &p.Token, what, "bearer token")
 	case "api_key":
-		v, err := oneArg(d)
-		if err != nil {
-			return err
-		}
-		if p.APIKey != "" {
-			return d.Errf("%s: duplicate api_key", what)
-		}
-		p.APIKey = v
+		return onceArg(d, &p.APIKey, what, "api_key")
 	case "basic":
 		if p.Basic != nil {
 			return d.Errf("%s: duplicate basic credential", what)
@@ -125,12 +120,7 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 	}
 	j := &auth.JWT{}
 	options := newBlockOptions("auth jwt")
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if err := options.once(d); err != nil {
-			return err
-		}
-		var err error
+	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
 		case "secret":
 			j.Secret, err = oneArg(d)
@@ -159,9 +149,9 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 		default:
 			return d.Errf("auth jwt: unknown option %q", opt)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	if j.Secret == "" && j.JWKSFile == "" && j.JWKSURL == "" {
 		return d.Err("auth jwt: set secret, jwks_file or jwks_url")

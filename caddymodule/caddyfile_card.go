@@ -19,12 +19,7 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 	}
 	c := &h.Config
 	options := newBlockOptions("card", "skill", "extension", "sign")
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if err := options.once(d); err != nil {
-			return err
-		}
-		var err error
+	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
 		case "name":
 			c.Name, err = oneArg(d)
@@ -76,9 +71,9 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unknown card option %q", opt)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	if err := c.Validate(); err != nil {
 		return d.Errf("invalid card: %v", err)
@@ -130,12 +125,7 @@ func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
 	}
 	s := card.Skill{ID: id}
 	options := newBlockOptions(fmt.Sprintf("skill %q", id), "example")
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if err := options.once(d); err != nil {
-			return err
-		}
-		var err error
+	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
 		case "name":
 			s.Name, err = oneArg(d)
@@ -154,9 +144,9 @@ func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
 		default:
 			return d.Errf("skill %q: unknown option %q", id, opt)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	c.Skills = append(c.Skills, s)
 	return nil
@@ -175,12 +165,7 @@ func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
 	}
 	k := jws.SignKey{Alg: alg}
 	options := newBlockOptions("card sign")
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		if err := options.once(d); err != nil {
-			return err
-		}
-		var err error
+	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
 		case "kid":
 			k.KID, err = oneArg(d)
@@ -199,9 +184,9 @@ func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("card sign: unknown option %q", opt)
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	if k.KID == "" {
 		return d.Err("card sign: kid is required")

@@ -1,21 +1,26 @@
 package caddymodule
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
 
 // loadTransport loads the http.transport module held in the TransportRaw
-// field of backend (Caddy's reverse-proxy HTTP transport by default), for
+// field of module (Caddy's reverse-proxy HTTP transport by default), for
 // the backends that call an upstream.
-func loadTransport(ctx caddy.Context, backend any, raw *json.RawMessage, name string) (http.RoundTripper, error) {
+func loadTransport(ctx caddy.Context, module any, raw *json.RawMessage, name string) (http.RoundTripper, error) {
 	if *raw == nil {
 		*raw = json.RawMessage(`{"protocol":"http"}`)
 	}
-	mod, err := ctx.LoadModule(backend, "TransportRaw")
+	mod, err := ctx.LoadModule(module, "TransportRaw")
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: loading transport: %w", name, err)
 	}
@@ -24,4 +29,48 @@ func loadTransport(ctx caddy.Context, backend any, raw *json.RawMessage, name st
 		return nil, fmt.Errorf("backend %s: transport %T cannot send requests", name, mod)
 	}
 	return rt, nil
+}
+
+// upstreamClient is an HTTP client over the transport loadTransport loads.
+func upstreamClient(ctx caddy.Context, module any, raw *json.RawMessage, name string) (*http.Client, error) {
+	rt, err := loadTransport(ctx, module, raw, name)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: rt}, nil
+}
+
+// transportOption parses the Caddyfile option
+//
+//	transport <name> { <reverse_proxy transport options> }
+//
+// into raw, the TransportRaw field of a backend that calls an upstream.
+func transportOption(d *caddyfile.Dispenser, raw *json.RawMessage) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	name := d.Val()
+	unm, err := caddyfile.UnmarshalModule(d, "http.reverse_proxy.transport."+name)
+	if err != nil {
+		return err
+	}
+	*raw = caddyconfig.JSONModuleObject(unm, "protocol", name, nil)
+	return nil
+}
+
+// builtBackend holds the backend a module builds at provision time; the
+// module's Validate and RunTurn delegate to it.
+type builtBackend struct {
+	impl interface {
+		backend.Backend
+		Validate() error
+	}
+}
+
+// Validate checks the configuration.
+func (b *builtBackend) Validate() error { return b.impl.Validate() }
+
+// RunTurn implements backend.Backend.
+func (b *builtBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
+	return b.impl.RunTurn(ctx, req, emit)
 }

@@ -144,6 +144,15 @@ func (c *Client) newRequest(ctx context.Context, method, u string, body any, acc
 	return req, nil
 }
 
+// send builds a request (newRequest) and sends it (do).
+func (c *Client) send(ctx context.Context, method, u string, body any, accept string) (*http.Response, error) {
+	req, err := c.newRequest(ctx, method, u, body, accept)
+	if err != nil {
+		return nil, err
+	}
+	return c.do(req)
+}
+
 func (c *Client) do(req *http.Request) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -204,11 +213,7 @@ func wireToA2A(w *jsonrpc.Error) *a2a.Error {
 }
 
 func (c *Client) rpc(ctx context.Context, method string, params, out any) error {
-	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), "application/json")
-	if err != nil {
-		return err
-	}
-	resp, err := c.do(req)
+	resp, err := c.send(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), "application/json")
 	if err != nil {
 		return err
 	}
@@ -266,57 +271,54 @@ func isEventStream(resp *http.Response) bool {
 }
 
 func (c *Client) streamRPC(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
-	req, err := c.newRequest(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), sse.ContentType+", application/json")
-	if err != nil {
-		return err
-	}
-	resp, err := c.do(req)
+	return c.stream(ctx, method, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params),
+		func(resp *http.Response) error { return decodeRPC(method, resp, nil) },
+		func(data []byte) error {
+			var r jsonrpc.Response
+			if err := json.Unmarshal(data, &r); err != nil {
+				return protocolf("%s: bad stream event: %v", method, err)
+			}
+			if r.Error != nil {
+				return rpcErr(method, wireToA2A(r.Error))
+			}
+			return decodeEvent(method, r.Result, fn)
+		})
+}
+
+func (c *Client) streamREST(ctx context.Context, method, path string, body any, fn func(a2a.StreamResponse) error) error {
+	return c.stream(ctx, method, c.restURL(path, nil), body,
+		func(resp *http.Response) error {
+			b, _ := readLimited(resp.Body, maxErrorBody)
+			if resp.StatusCode/100 != 2 {
+				return restErr(method, resp.StatusCode, b)
+			}
+			return nil
+		},
+		func(data []byte) error {
+			var st restStatus
+			if json.Unmarshal(data, &st) == nil && st.Error != nil {
+				return restErr(method, st.Error.Code, data)
+			}
+			return decodeEvent(method, data, fn)
+		})
+}
+
+// stream posts body to u asking for an event stream and hands each event's
+// data to event. An answer without an event stream goes to other, whose
+// error is returned (a protocol error when it has none).
+func (c *Client) stream(ctx context.Context, method, u string, body any, other func(*http.Response) error, event func([]byte) error) error {
+	resp, err := c.send(ctx, http.MethodPost, u, body, sse.ContentType+", application/json")
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if !isEventStream(resp) {
-		if err := decodeRPC(method, resp, nil); err != nil {
+		if err := other(resp); err != nil {
 			return err
 		}
 		return protocolf("%s: the server answered without an event stream", method)
 	}
-	return readStream(ctx, method, resp.Body, func(data []byte) error {
-		var r jsonrpc.Response
-		if err := json.Unmarshal(data, &r); err != nil {
-			return protocolf("%s: bad stream event: %v", method, err)
-		}
-		if r.Error != nil {
-			return rpcErr(method, wireToA2A(r.Error))
-		}
-		return decodeEvent(method, r.Result, fn)
-	})
-}
-
-func (c *Client) streamREST(ctx context.Context, method, path string, body any, fn func(a2a.StreamResponse) error) error {
-	req, err := c.newRequest(ctx, http.MethodPost, c.restURL(path, nil), body, sse.ContentType+", application/json")
-	if err != nil {
-		return err
-	}
-	resp, err := c.do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if !isEventStream(resp) {
-		b, _ := readLimited(resp.Body, maxErrorBody)
-		if resp.StatusCode/100 != 2 {
-			return restErr(method, resp.StatusCode, b)
-		}
-		return protocolf("%s: the server answered without an event stream", method)
-	}
-	return readStream(ctx, method, resp.Body, func(data []byte) error {
-		var st restStatus
-		if json.Unmarshal(data, &st) == nil && st.Error != nil {
-			return restErr(method, st.Error.Code, data)
-		}
-		return decodeEvent(method, data, fn)
-	})
+	return readStream(ctx, method, resp.Body, event)
 }
 
 func decodeEvent(method string, data []byte, fn func(a2a.StreamResponse) error) error {

@@ -71,11 +71,7 @@ func codeFromDetails(details json.RawMessage, status int) int {
 }
 
 func (c *Client) rest(ctx context.Context, method, verb, path string, q url.Values, body, out any) error {
-	req, err := c.newRequest(ctx, verb, c.restURL(path, q), body, "application/a2a+json, application/json")
-	if err != nil {
-		return err
-	}
-	resp, err := c.do(req)
+	resp, err := c.send(ctx, verb, c.restURL(path, q), body, "application/a2a+json, application/json")
 	if err != nil {
 		return err
 	}

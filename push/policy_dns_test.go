@@ -107,11 +107,7 @@ func TestCheckURLUnresolvedAccepted(t *testing.T) {
 	offline := &Policy{Resolver: &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("network is unreachable")
 	}}}
-	cases := []struct {
-		url    string
-		policy *Policy
-		ok     bool
-	}{
+	cases := []urlCase{
 		{"https://public.hook.test/hook", p, true},
 		{"https://nxdomain.hook.test/hook", p, true},
 		{"https://servfail.hook.test/hook", p, true},
@@ -126,15 +122,7 @@ func TestCheckURLUnresolvedAccepted(t *testing.T) {
 		{"http://api.localhost/hook", p, false},
 		{"http://2130706433/hook", offline, false},
 	}
-	for _, tc := range cases {
-		err := tc.policy.CheckURL(t.Context(), tc.url)
-		if (err == nil) != tc.ok {
-			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
-		}
-		if err != nil && !errors.Is(err, ErrBlocked) {
-			t.Errorf("CheckURL(%q) error %v does not wrap ErrBlocked", tc.url, err)
-		}
-	}
+	checkURLCases(t, cases)
 	if dns.queries.Load() == 0 {
 		t.Fatal("the test DNS server was never asked")
 	}

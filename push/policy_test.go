@@ -63,11 +63,7 @@ func TestPolicyTable(t *testing.T) {
 	})
 	strict := &Policy{Resolver: res}
 	allow := &Policy{Resolver: res, Allow: mustPrefixes("10.0.0.0/8", "127.0.0.0/8")}
-	cases := []struct {
-		url    string
-		policy *Policy
-		ok     bool
-	}{
+	cases := []urlCase{
 		{"https://public.example/hook", strict, true},
 		{"http://public.example:8080/hook?x=1", strict, true},
 		{"https://public6.example/", strict, true},
@@ -138,15 +134,7 @@ func TestPolicyTable(t *testing.T) {
 	if len(cases) < 40 {
 		t.Fatalf("want at least 40 cases, have %d", len(cases))
 	}
-	for _, tc := range cases {
-		err := tc.policy.CheckURL(t.Context(), tc.url)
-		if (err == nil) != tc.ok {
-			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
-		}
-		if err != nil && !errors.Is(err, ErrBlocked) {
-			t.Errorf("CheckURL(%q) error %v does not wrap ErrBlocked", tc.url, err)
-		}
-	}
+	checkURLCases(t, cases)
 }
 
 // TestPolicyDialRebinding: the name passes the store-time check with a
@@ -206,5 +194,27 @@ func TestParseCIDRs(t *testing.T) {
 	}
 	if _, err := ParseCIDRs("nope"); err == nil {
 		t.Fatal("ParseCIDRs accepted garbage")
+	}
+}
+
+// urlCase is a push URL, the policy that checks it and whether it passes.
+type urlCase struct {
+	url    string
+	policy *Policy
+	ok     bool
+}
+
+// checkURLCases checks each case with its policy's CheckURL: it passes
+// exactly when ok says, and a refusal wraps ErrBlocked.
+func checkURLCases(t *testing.T, cases []urlCase) {
+	t.Helper()
+	for _, tc := range cases {
+		err := tc.policy.CheckURL(t.Context(), tc.url)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrBlocked) {
+			t.Errorf("CheckURL(%q) error %v does not wrap ErrBlocked", tc.url, err)
+		}
 	}
 }

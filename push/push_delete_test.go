@@ -54,6 +54,18 @@ func (r *switchReceiver) accepted() []string {
 	return append([]string(nil), r.taken...)
 }
 
+// openStore opens a SQLite store in a temporary directory, closed when
+// the test ends.
+func openStore(tb testing.TB) *store.SQLite {
+	tb.Helper()
+	st, err := store.OpenSQLite(filepath.Join(tb.TempDir(), "a2a.db"), store.SQLiteOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
 func putConfigAndTask(t *testing.T, st *store.SQLite, kr *KeyRing, url, taskID, configID, marker string) int {
 	t.Helper()
 	ctx := t.Context()
@@ -99,11 +111,7 @@ func TestRedisDeleteConfigDropsRelayedJobs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			addr := startRedis(t)
-			st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(t)
 			kr, _ := NewKeyRing()
 			rcv := newSwitchReceiver(t)
 			rq, err := OpenRedisQueue(RedisOptions{URL: "redis://" + addr}, st, nil)
@@ -162,11 +170,7 @@ func TestRedisDeleteConfigDropsRelayedJobs(t *testing.T) {
 // config is deleted is not sent, and is neither retried nor dead-lettered.
 func TestLocalDeleteConfigAfterClaim(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	kr, _ := NewKeyRing()
 	rcv := newSwitchReceiver(t)
 	rcv.ok.Store(true)

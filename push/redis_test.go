@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -231,11 +230,7 @@ func BenchmarkDeliveries(b *testing.B) {
 	for _, kind := range []string{"local-file", "redis-streams"} {
 		b.Run(kind, func(b *testing.B) {
 			srv := benchReceiver(b)
-			st, err := store.OpenSQLite(filepath.Join(b.TempDir(), "a2a.db"), store.SQLiteOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			st := openStore(b)
 			kr, _ := NewKeyRing()
 			fillOutbox(b, st, kr, srv.URL+"/hook", b.N)
 			var q Queue = NewLocalQueue(st, 0)

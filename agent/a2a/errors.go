@@ -4,18 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
 // ErrorDomain is the ErrorInfo domain of A2A errors.
 const ErrorDomain = "a2a-protocol.org"
 
-// JSON-RPC and A2A error codes.
+// JSON-RPC and A2A error codes: the standard JSON-RPC 2.0 ones (defined
+// in internal/jsonrpc) and those A2A adds.
 const (
-	CodeParseError                   = -32700
-	CodeInvalidRequest               = -32600
-	CodeMethodNotFound               = -32601
-	CodeInvalidParams                = -32602
-	CodeInternalError                = -32603
+	CodeParseError                   = jsonrpc.CodeParseError
+	CodeInvalidRequest               = jsonrpc.CodeInvalidRequest
+	CodeMethodNotFound               = jsonrpc.CodeMethodNotFound
+	CodeInvalidParams                = jsonrpc.CodeInvalidParams
+	CodeInternalError                = jsonrpc.CodeInternalError
 	CodeTaskNotFound                 = -32001
 	CodeTaskNotCancelable            = -32002
 	CodePushNotificationNotSupported = -32003

@@ -266,14 +266,7 @@ func (e *Exec) loop(ctx context.Context, p *proc, req *backend.TurnRequest, emit
 // exitStatus waits for a process whose output ended and says how its turn
 // ended: exit 0 (or an end event) is fine, anything else an internal error.
 func (e *Exec) exitStatus(p *proc, sawEnd bool) error {
-	t := time.NewTimer(e.grace())
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-		e.terminate(p)
-	}
-	e.terminate(p)
+	e.awaitExit(p)
 	if sawEnd {
 		return nil
 	}

@@ -139,6 +139,19 @@ func (e *Exec) logStderr(p *proc, r *os.File) {
 	}
 }
 
+// awaitExit gives the process the grace period to exit on its own, then
+// terminates it (terminate: SIGTERM, SIGKILL after another grace period);
+// it returns once the process has exited.
+func (e *Exec) awaitExit(p *proc) {
+	t := time.NewTimer(e.grace())
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+	}
+	e.terminate(p)
+}
+
 // terminate stops the process group: SIGTERM, then SIGKILL after the grace
 // period; it returns once the process is reaped.
 func (e *Exec) terminate(p *proc) {

@@ -62,11 +62,5 @@ func (e *Exec) CloseSession(s *backend.Session) {
 	}
 	s.Value = nil
 	_ = p.stdin.Close()
-	t := time.NewTimer(e.grace())
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-	}
-	e.terminate(p)
+	e.awaitExit(p)
 }

@@ -71,6 +71,19 @@ func waitTurn(t *testing.T, done <-chan error, within time.Duration) error {
 	}
 }
 
+// canceledAndGone checks a canceled turn: RunTurn returns context.Canceled
+// within 3s, the process group is gone and the session holds no process.
+func canceledAndGone(t *testing.T, done <-chan error, pid int, req *backend.TurnRequest) {
+	t.Helper()
+	if err := waitTurn(t, done, 3*time.Second); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancel: %v", err)
+	}
+	groupGone(t, pid)
+	if req.Session.Value != nil {
+		t.Error("the session still holds the killed process")
+	}
+}
+
 // TestExecStdinNotReadCancel: a 1 MiB message to an agent that never reads
 // stdin, then cancel. RunTurn returns context.Canceled within a few seconds
 // and the process group is gone, in both modes.
@@ -85,13 +98,7 @@ func TestExecStdinNotReadCancel(t *testing.T) {
 			pid := waitPID(t, req.Cwd)
 			time.Sleep(100 * time.Millisecond) // the write is now blocked on the full pipe
 			cancel()
-			if err := waitTurn(t, done, 3*time.Second); !errors.Is(err, context.Canceled) {
-				t.Errorf("cancel: %v", err)
-			}
-			groupGone(t, pid)
-			if req.Session.Value != nil {
-				t.Error("the session still holds the killed process")
-			}
+			canceledAndGone(t, done, pid, req)
 		})
 	}
 }
@@ -140,11 +147,5 @@ func TestExecCancelLineNotRead(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
-	if err := waitTurn(t, done, 3*time.Second); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancel: %v", err)
-	}
-	groupGone(t, pid)
-	if req.Session.Value != nil {
-		t.Error("the session still holds the killed process")
-	}
+	canceledAndGone(t, done, pid, req)
 }
