@@ -355,17 +355,9 @@ func (n *normalizer) object(i int, s *protoSchema, path string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		i = n.ws(end)
-		if i >= len(n.src) {
-			return 0, errMalformed
-		}
-		switch n.src[i] {
-		case ',':
-			i = n.ws(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, errMalformed
+		var done bool
+		if i, done, err = n.next(end, '}'); err != nil || done {
+			return i, err
 		}
 	}
 }
@@ -387,19 +379,28 @@ func (n *normalizer) array(i int, s *protoSchema, path string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		i = n.ws(end)
-		if i >= len(n.src) {
-			return 0, errMalformed
-		}
-		switch n.src[i] {
-		case ',':
-			i = n.ws(i + 1)
-		case ']':
-			return i + 1, nil
-		default:
-			return 0, errMalformed
+		var done bool
+		if i, done, err = n.next(end, ']'); err != nil || done {
+			return i, err
 		}
 	}
+}
+
+// next scans past the member or element ending at end in an object or
+// array closed by closer: it returns the start of the next one, or the
+// container's end with done set.
+func (n *normalizer) next(end int, closer byte) (i int, done bool, err error) {
+	i = n.ws(end)
+	if i >= len(n.src) {
+		return 0, false, errMalformed
+	}
+	switch n.src[i] {
+	case ',':
+		return n.ws(i + 1), false, nil
+	case closer:
+		return i + 1, true, nil
+	}
+	return 0, false, errMalformed
 }
 
 func joinPath(path, name string) string {

@@ -91,17 +91,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 	if !ok {
 		return false
 	}
-	allowed := false
-	for _, m := range route.methodsAllowed {
-		if r.Method == m {
-			allowed = true
-		}
-	}
-	if !allowed {
-		w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
-		e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}
-		h.svc.RecordRequest(agent.BindingREST, "", e) // counted as method "unknown"
-		writeRESTError(w, e, http.StatusMethodNotAllowed)
+	if !h.methodAllowed(w, r, route) {
 		return true
 	}
 	method := restMethod(route.op, r.Method)
@@ -111,97 +101,155 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 		writeRESTError(w, a2a.AsError(err), 0)
 		return true
 	}
-	ctx := r.Context()
-	s := h.svc
-	var res any
-	var err error
-	switch route.op {
-	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
-		var req a2a.SendMessageRequest
-		if err = h.decodeBody(w, r, &req, false); err == nil {
-			if route.op == a2a.MethodSendMessage {
-				res, err = s.SendMessage(ctx, call, &req)
-			} else {
-				var st agent.Stream
-				if st, err = s.SendStreamingMessage(ctx, call, &req); err == nil {
-					h.svc.RecordRequest(agent.BindingREST, method, nil)
-					h.pumpREST(ctx, w, st)
-					return true
-				}
-			}
-		}
-	case a2a.MethodGetTask:
-		req := a2a.GetTaskRequest{ID: route.taskID}
-		var q url.Values
-		if q, err = protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
-			if req.HistoryLength, err = queryInt32(q, "historyLength"); err == nil {
-				res, err = s.GetTask(ctx, call, &req)
-			}
-		}
-	case a2a.MethodListTasks:
-		var req *a2a.ListTasksRequest
-		if req, err = listRequestFromQuery(r.URL.Query()); err == nil {
-			res, err = s.ListTasks(ctx, call, req)
-		}
-	case a2a.MethodCancelTask:
-		var req a2a.CancelTaskRequest
-		if err = h.decodeBody(w, r, &req, true); err == nil {
-			req.ID = route.taskID
-			res, err = s.CancelTask(ctx, call, &req)
-		}
-	case a2a.MethodSubscribeToTask:
-		var st agent.Stream
-		if st, err = s.SubscribeToTask(ctx, call, &a2a.SubscribeToTaskRequest{ID: route.taskID}); err == nil {
-			h.svc.RecordRequest(agent.BindingREST, method, nil)
-			h.pumpREST(ctx, w, st)
-			return true
-		}
-	case a2a.MethodGetExtendedAgentCard:
-		res, err = s.GetExtendedAgentCard(ctx, call)
-	case "pushConfigs":
-		if r.Method == http.MethodPost {
-			var req a2a.TaskPushNotificationConfig
-			if err = h.decodeBody(w, r, &req, false); err == nil {
-				req.TaskID = route.taskID
-				res, err = s.CreateTaskPushNotificationConfig(ctx, call, &req)
-			}
-		} else {
-			req := a2a.ListTaskPushNotificationConfigsRequest{TaskID: route.taskID}
-			var q url.Values
-			var ps *int32
-			if q, err = protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req)); err == nil {
-				req.PageToken = q.Get("pageToken")
-				if ps, err = queryInt32(q, "pageSize"); err == nil {
-					if ps != nil {
-						req.PageSize = *ps
-					}
-					res, err = s.ListTaskPushNotificationConfigs(ctx, call, &req)
-				}
-			}
-		}
-	case "pushConfig":
-		req := a2a.GetTaskPushNotificationConfigRequest{TaskID: route.taskID, ID: route.cfgID}
-		if r.Method == http.MethodDelete {
-			res, err = s.DeleteTaskPushNotificationConfig(ctx, call, &req)
-		} else {
-			res, err = s.GetTaskPushNotificationConfig(ctx, call, &req)
-		}
-	default:
-		err = agent.ErrPushNotSupported()
+	res, st, err := h.operate(w, r, call, route)
+	if st != nil {
+		h.svc.RecordRequest(agent.BindingREST, method, nil)
+		h.pumpREST(r.Context(), w, st)
+		return true
 	}
 	h.svc.RecordRequest(agent.BindingREST, method, err)
+	writeRESTResult(w, res, err)
+	return true
+}
+
+// methodAllowed reports whether r's HTTP method is one the route serves;
+// when it is not, it answers 405 with an Allow header and counts the
+// request as method "unknown".
+func (h *Handler) methodAllowed(w http.ResponseWriter, r *http.Request, route restRoute) bool {
+	for _, m := range route.methodsAllowed {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
+	e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}
+	h.svc.RecordRequest(agent.BindingREST, "", e) // counted as method "unknown"
+	writeRESTError(w, e, http.StatusMethodNotAllowed)
+	return false
+}
+
+// operate calls the service for route: it returns a JSON result, or a
+// stream to pump as SSE (only when err is nil).
+func (h *Handler) operate(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, agent.Stream, error) {
+	switch route.op {
+	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
+		return h.send(w, r, call, route)
+	case a2a.MethodGetTask, a2a.MethodListTasks, a2a.MethodCancelTask, a2a.MethodSubscribeToTask:
+		return h.task(w, r, call, route)
+	case a2a.MethodGetExtendedAgentCard:
+		res, err := h.svc.GetExtendedAgentCard(r.Context(), call)
+		return res, nil, err
+	case "pushConfigs", "pushConfig":
+		res, err := h.pushConfig(w, r, call, route)
+		return res, nil, err
+	}
+	return nil, nil, agent.ErrPushNotSupported()
+}
+
+// send answers message:send and message:stream.
+func (h *Handler) send(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, agent.Stream, error) {
+	var req a2a.SendMessageRequest
+	if err := h.decodeBody(w, r, &req, false); err != nil {
+		return nil, nil, err
+	}
+	if route.op == a2a.MethodSendMessage {
+		res, err := h.svc.SendMessage(r.Context(), call, &req)
+		return res, nil, err
+	}
+	st, err := h.svc.SendStreamingMessage(r.Context(), call, &req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, st, nil
+}
+
+// task answers the task routes: get, list, cancel and subscribe.
+func (h *Handler) task(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, agent.Stream, error) {
+	ctx, s := r.Context(), h.svc
+	switch route.op {
+	case a2a.MethodGetTask:
+		req := a2a.GetTaskRequest{ID: route.taskID}
+		q, err := protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req))
+		if err != nil {
+			return nil, nil, err
+		}
+		if req.HistoryLength, err = queryInt32(q, "historyLength"); err != nil {
+			return nil, nil, err
+		}
+		res, err := s.GetTask(ctx, call, &req)
+		return res, nil, err
+	case a2a.MethodListTasks:
+		req, err := listRequestFromQuery(r.URL.Query())
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := s.ListTasks(ctx, call, req)
+		return res, nil, err
+	case a2a.MethodCancelTask:
+		var req a2a.CancelTaskRequest
+		if err := h.decodeBody(w, r, &req, true); err != nil {
+			return nil, nil, err
+		}
+		req.ID = route.taskID
+		res, err := s.CancelTask(ctx, call, &req)
+		return res, nil, err
+	}
+	st, err := s.SubscribeToTask(ctx, call, &a2a.SubscribeToTaskRequest{ID: route.taskID})
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, st, nil
+}
+
+// pushConfig answers the push notification config routes: create and
+// list on the collection, get and delete on one config.
+func (h *Handler) pushConfig(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, error) {
+	ctx, s := r.Context(), h.svc
+	switch {
+	case route.op == "pushConfigs" && r.Method == http.MethodPost:
+		var req a2a.TaskPushNotificationConfig
+		if err := h.decodeBody(w, r, &req, false); err != nil {
+			return nil, err
+		}
+		req.TaskID = route.taskID
+		return s.CreateTaskPushNotificationConfig(ctx, call, &req)
+	case route.op == "pushConfigs":
+		req := a2a.ListTaskPushNotificationConfigsRequest{TaskID: route.taskID}
+		q, err := protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req))
+		if err != nil {
+			return nil, err
+		}
+		req.PageToken = q.Get("pageToken")
+		ps, err := queryInt32(q, "pageSize")
+		if err != nil {
+			return nil, err
+		}
+		if ps != nil {
+			req.PageSize = *ps
+		}
+		return s.ListTaskPushNotificationConfigs(ctx, call, &req)
+	}
+	req := a2a.GetTaskPushNotificationConfigRequest{TaskID: route.taskID, ID: route.cfgID}
+	if r.Method == http.MethodDelete {
+		return s.DeleteTaskPushNotificationConfig(ctx, call, &req)
+	}
+	return s.GetTaskPushNotificationConfig(ctx, call, &req)
+}
+
+// writeRESTResult writes the answer of an operation: its error as a
+// google.rpc.Status body, or res as a JSON document (RPC-15).
+func writeRESTResult(w http.ResponseWriter, res any, err error) {
 	if err != nil {
 		writeRESTError(w, a2a.AsError(err), 0)
-		return true
+		return
 	}
 	b, merr := json.Marshal(res)
 	if merr != nil {
 		writeRESTError(w, a2a.ErrInternal(), 0)
-		return true
+		return
 	}
 	w.Header().Set("Content-Type", "application/json") // A2A 1.0 §11.1 (RPC-15)
 	_, _ = w.Write(b)
-	return true
 }
 
 // restMethod names the A2A method of a route answered for the HTTP method
