@@ -2,29 +2,21 @@ package caddymodule
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
-	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 func init() {
@@ -174,150 +166,6 @@ func (AgentHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision loads the backend and builds the service over the app's store.
-func (h *AgentHandler) Provision(ctx caddy.Context) error {
-	h.logger = ctx.Logger()
-	appIface, err := ctx.App("a2a")
-	if err != nil {
-		return fmt.Errorf("loading the a2a app: %w", err)
-	}
-	app := appIface.(*App)
-	if h.BackendRaw == nil {
-		h.BackendRaw = json.RawMessage(`{"backend":"echo"}`)
-	}
-	mod, err := ctx.LoadModule(h, "BackendRaw")
-	if err != nil {
-		return fmt.Errorf("loading backend: %w", err)
-	}
-	b, ok := mod.(backend.Backend)
-	if !ok {
-		return fmt.Errorf("backend: module %T does not run turns", mod)
-	}
-	h.backend = b
-	metrics, err := agentMetrics(ctx)
-	if err != nil {
-		return err
-	}
-
-	cfg := agent.Config{
-		Backend:               b,
-		BackendName:           backendName(mod),
-		Metrics:               metrics,
-		Namespace:             h.Namespace,
-		ContextWait:           time.Duration(h.ContextWait),
-		IdleTimeout:           time.Duration(h.IdleTimeout),
-		MaxConcurrentTurns:    h.MaxConcurrentTurns,
-		HistoryLimit:          h.HistoryLimit,
-		CancelDrain:           time.Duration(h.CancelDrain),
-		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
-		CancelOnDisconnect:    h.CancelOnDisconnect,
-		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
-		PageTokenKey:          app.shared.pageTokenKey,
-		Logger:                h.logger,
-		ToolTrace:             true,
-		ArtifactURLs:          h.ArtifactURLs,
-		MaxArtifactBytes:      h.MaxArtifactSize,
-		InlineArtifactBytes:   h.InlineArtifactBytes,
-		ArtifactDir:           filepath.Join(app.shared.dataDir, "artifacts"),
-		InputDir:              filepath.Join(app.shared.dataDir, "inputs"),
-		Input: agent.InputLimits{
-			MaxTextBytes: h.MaxTextPartSize, MaxInlineBytes: h.MaxInlinePartSize, MaxFileBytes: h.MaxFilePartSize,
-			TextTypes: h.TextMediaTypes, MediaTypes: h.attachmentTypes(),
-		},
-	}
-	tc := httpx.TransportConfig{
-		KeepAlive:    time.Duration(h.KeepAlive),
-		MaxBodyBytes: h.MaxBodySize,
-		BaseURL: func(r *http.Request) string {
-			trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
-			return card.BaseURL(r, trusted)
-		},
-	}
-	if h.SubscribeIdleTimeout < 0 {
-		return fmt.Errorf("subscribe_idle_timeout: must be a positive duration")
-	}
-	switch h.ArtifactURLs {
-	case "", "http", "file":
-	default:
-		return fmt.Errorf("artifact_urls: must be http or file, not %q", h.ArtifactURLs)
-	}
-	if h.ThinkingExposure != nil {
-		cfg.ToolTrace = false
-		for _, t := range *h.ThinkingExposure {
-			switch t {
-			case "tool_trace":
-				cfg.ToolTrace = true
-			case "raw_thinking":
-				cfg.RawThinking = true
-			default:
-				return fmt.Errorf("thinking_exposure: unknown type %q (want tool_trace or raw_thinking)", t)
-			}
-		}
-	}
-	ws, err := h.workspace()
-	if err != nil {
-		return err
-	}
-	cfg.Workspace = ws
-	if h.Card != nil {
-		if err := h.Card.Provision(ctx); err != nil {
-			return fmt.Errorf("card: %w", err)
-		}
-		if cfg.Namespace == "" {
-			cfg.Namespace = h.Card.NamespaceOrDefault()
-		}
-		cfg.OutputModes = h.Card.OutputModes
-		cardHandler := h.Card.handler
-		built := cardHandler.Card(nil)
-		for _, ext := range built.Capabilities.Extensions {
-			cfg.Extensions = append(cfg.Extensions, ext.URI)
-			if ext.Required {
-				cfg.RequiredExtensions = append(cfg.RequiredExtensions, ext.URI)
-			}
-		}
-		tc.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
-		if cardHandler.Runtime(nil).AuthEnabled() {
-			details := h.runtimeDetails(app, cfg.WithDefaults(), tc.WithDefaults())
-			cfg.ExtendedCard = func(_ context.Context, baseURL string) (*a2a.AgentCard, error) {
-				// CARD-8: the public card as served at baseURL (the
-				// call's, from tc.BaseURL) plus runtime details, signed
-				// like the public card.
-				c := card.Extend(cardHandler.CardAt(baseURL), details, time.Now())
-				if err := cardHandler.Sign(c); err != nil {
-					return nil, err
-				}
-				return c, nil
-			}
-		}
-	}
-	if h.Push != nil {
-		ref, err := app.pushEngine(h.Push, h.logger)
-		if err != nil {
-			return err
-		}
-		if err := registerPushMetrics(ctx, h.Push.queueName(), ref.engine); err != nil {
-			return err
-		}
-		h.pushRef = ref
-		cfg.Push = ref.engine
-		cfg.MaxPushConfigsPerTask = h.Push.MaxConfigsPerTask
-	}
-	switch {
-	case h.OwnerScope == "-":
-	case h.OwnerScope != "":
-		cfg.OwnerScope = h.OwnerScope
-	case h.Card != nil:
-		cfg.OwnerScope = h.Card.Name
-	}
-	if strings.Contains(cfg.OwnerScope, "/") {
-		return fmt.Errorf("owner_scope: must not contain '/'")
-	}
-	h.hub = app.shared.hub
-	h.shared = app.shared
-	h.handler = binding.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
-	return nil
-}
-
 // ServeHTTP answers A2A requests and passes anything else to next. When
 // nothing after it answers either (no other handler in the site serves the
 // path), the request is answered 404 with a JSON error body instead of
@@ -401,6 +249,7 @@ func (w *answeredWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 var (
 	_ caddy.Provisioner           = (*AgentHandler)(nil)
+	_ caddy.Validator             = (*AgentHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*AgentHandler)(nil)
 )
 

@@ -90,17 +90,8 @@ func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 //		max_output_size <size>
 //	}
 func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // "http"
-	if !d.Args(&b.URL) || d.NextArg() {
-		return d.Errf("backend http: exactly one upstream URL is required")
-	}
-	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		opt := d.Val()
-		if opt != "header" && seen[opt] {
-			return d.Errf("backend http: duplicate option %q", opt)
-		}
-		seen[opt] = true
+	u := upstreamBlock{name: "http", urlWhat: "upstream URL", url: &b.URL, transport: &b.TransportRaw, timeout: &b.Timeout, repeatable: "header"}
+	return u.unmarshal(d, func(opt string) error {
 		switch opt {
 		case "header":
 			var k, v string
@@ -111,14 +102,6 @@ func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				b.Headers = map[string][]string{}
 			}
 			b.Headers[http.CanonicalHeaderKey(k)] = append(b.Headers[http.CanonicalHeaderKey(k)], v)
-		case "transport":
-			if err := transportOption(d, &b.TransportRaw); err != nil {
-				return err
-			}
-		case "timeout":
-			if err := durationArg(d, &b.Timeout); err != nil {
-				return err
-			}
 		case "max_line_size", "max_output_size":
 			n, err := sizeArg(d)
 			if err != nil {
@@ -132,8 +115,8 @@ func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("backend http: unknown option %q", opt)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 var (

@@ -116,17 +116,8 @@ func (b *OpenAIBackend) Provision(ctx caddy.Context) error {
 //		timeout <duration>
 //	}
 func (b *OpenAIBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // "openai"
-	if !d.Args(&b.BaseURL) || d.NextArg() {
-		return d.Errf("backend openai: exactly one base URL is required")
-	}
-	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		opt := d.Val()
-		if seen[opt] {
-			return d.Errf("backend openai: duplicate option %q", opt)
-		}
-		seen[opt] = true
+	u := upstreamBlock{name: "openai", urlWhat: "base URL", url: &b.BaseURL, transport: &b.TransportRaw, timeout: &b.Timeout}
+	err := u.unmarshal(d, func(opt string) error {
 		switch opt {
 		case "model":
 			if err := stringArg(d, &b.Model); err != nil {
@@ -171,17 +162,13 @@ func (b *OpenAIBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("backend openai: temperature must be a number between 0 and 2")
 			}
 			b.Temperature = &f
-		case "transport":
-			if err := transportOption(d, &b.TransportRaw); err != nil {
-				return err
-			}
-		case "timeout":
-			if err := durationArg(d, &b.Timeout); err != nil {
-				return err
-			}
 		default:
 			return d.Errf("backend openai: unknown option %q", opt)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if b.Model == "" {
 		return d.Errf("backend openai: model is required")

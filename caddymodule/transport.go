@@ -74,3 +74,52 @@ func (b *builtBackend) Validate() error { return b.impl.Validate() }
 func (b *builtBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	return b.impl.RunTurn(ctx, req, emit)
 }
+
+// upstreamBlock parses the Caddyfile of a backend that calls an upstream:
+//
+//	backend <name> <url> {
+//		transport <name> { … }
+//		timeout <duration>
+//		<the backend's own options>
+//	}
+//
+// with exactly one URL and each option once (but repeatable); transport
+// and timeout are handled here, every other option by the backend.
+type upstreamBlock struct {
+	name       string           // the backend's name, e.g. "http"
+	urlWhat    string           // names the URL in errors, e.g. "upstream URL"
+	url        *string          // receives the URL
+	transport  *json.RawMessage // the backend's TransportRaw
+	timeout    *caddy.Duration  // the backend's Timeout
+	repeatable string           // an option that may be given more than once
+}
+
+// unmarshal reads the backend's directive and block; own parses the
+// backend's other options (and answers the unknown ones).
+func (u upstreamBlock) unmarshal(d *caddyfile.Dispenser, own func(opt string) error) error {
+	d.Next() // the backend's name
+	if !d.Args(u.url) || d.NextArg() {
+		return d.Errf("backend %s: exactly one %s is required", u.name, u.urlWhat)
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		opt := d.Val()
+		if opt != u.repeatable && seen[opt] {
+			return d.Errf("backend %s: duplicate option %q", u.name, opt)
+		}
+		seen[opt] = true
+		var err error
+		switch opt {
+		case "transport":
+			err = transportOption(d, u.transport)
+		case "timeout":
+			err = durationArg(d, u.timeout)
+		default:
+			err = own(opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package caddymodule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	"github.com/caddy-a2a/caddy-a2a/agent/card"
+)
+
+// Provision loads the backend and builds the service over the app's store.
+// It first runs Validate (Caddy calls Validate only after Provision), so
+// nothing is loaded or started with a bad option value.
+func (h *AgentHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	appIface, err := ctx.App("a2a")
+	if err != nil {
+		return fmt.Errorf("loading the a2a app: %w", err)
+	}
+	app := appIface.(*App)
+	mod, err := h.loadBackend(ctx)
+	if err != nil {
+		return err
+	}
+	metrics, err := agentMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	cfg, err := h.serviceConfig(app, mod, metrics)
+	if err != nil {
+		return err
+	}
+	tc := h.transportConfig()
+	if h.Card != nil {
+		if err := h.wireCard(ctx, app, &cfg, &tc); err != nil {
+			return err
+		}
+	}
+	if h.Push != nil {
+		if err := h.wirePush(ctx, app, &cfg); err != nil {
+			return err
+		}
+	}
+	cfg.OwnerScope, _ = h.ownerScope() // checked by Validate
+	h.hub = app.shared.hub
+	h.shared = app.shared
+	h.handler = binding.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
+	return nil
+}
+
+// Validate checks the option values that need no provisioning:
+// subscribe_idle_timeout (RPC-11), artifact_urls, thinking_exposure and
+// owner_scope (AUTH-4).
+func (h *AgentHandler) Validate() error {
+	if h.SubscribeIdleTimeout < 0 {
+		return fmt.Errorf("subscribe_idle_timeout: must be a positive duration")
+	}
+	switch h.ArtifactURLs {
+	case "", "http", "file":
+	default:
+		return fmt.Errorf("artifact_urls: must be http or file, not %q", h.ArtifactURLs)
+	}
+	if _, _, err := h.thinkingExposure(); err != nil {
+		return err
+	}
+	_, err := h.ownerScope()
+	return err
+}
+
+// thinkingExposure says whether tool traces and raw thinking are exposed
+// in status metadata (thinking_exposure; default: tool traces only).
+func (h *AgentHandler) thinkingExposure() (toolTrace, rawThinking bool, err error) {
+	if h.ThinkingExposure == nil {
+		return true, false, nil
+	}
+	for _, t := range *h.ThinkingExposure {
+		switch t {
+		case "tool_trace":
+			toolTrace = true
+		case "raw_thinking":
+			rawThinking = true
+		default:
+			return false, false, fmt.Errorf("thinking_exposure: unknown type %q (want tool_trace or raw_thinking)", t)
+		}
+	}
+	return toolTrace, rawThinking, nil
+}
+
+// ownerScope is the scope prefixed to every owner (AUTH-4): owner_scope,
+// else the card's name; "-" turns scoping off. It must not contain '/'.
+func (h *AgentHandler) ownerScope() (string, error) {
+	var scope string
+	switch {
+	case h.OwnerScope == "-":
+	case h.OwnerScope != "":
+		scope = h.OwnerScope
+	case h.Card != nil:
+		scope = h.Card.Name
+	}
+	if strings.Contains(scope, "/") {
+		return "", fmt.Errorf("owner_scope: must not contain '/'")
+	}
+	return scope, nil
+}
+
+// loadBackend loads the backend module (echo by default) into h.backend.
+func (h *AgentHandler) loadBackend(ctx caddy.Context) (any, error) {
+	if h.BackendRaw == nil {
+		h.BackendRaw = json.RawMessage(`{"backend":"echo"}`)
+	}
+	mod, err := ctx.LoadModule(h, "BackendRaw")
+	if err != nil {
+		return nil, fmt.Errorf("loading backend: %w", err)
+	}
+	b, ok := mod.(backend.Backend)
+	if !ok {
+		return nil, fmt.Errorf("backend: module %T does not run turns", mod)
+	}
+	h.backend = b
+	return mod, nil
+}
+
+// serviceConfig is the service configuration from the handler's options,
+// the app's shared state and the workspace rules (INPUT-1); the card and
+// push parts are wired by wireCard and wirePush.
+func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) (agent.Config, error) {
+	cfg := agent.Config{
+		Backend:               h.backend,
+		BackendName:           backendName(mod),
+		Metrics:               metrics,
+		Namespace:             h.Namespace,
+		ContextWait:           time.Duration(h.ContextWait),
+		IdleTimeout:           time.Duration(h.IdleTimeout),
+		MaxConcurrentTurns:    h.MaxConcurrentTurns,
+		HistoryLimit:          h.HistoryLimit,
+		CancelDrain:           time.Duration(h.CancelDrain),
+		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
+		CancelOnDisconnect:    h.CancelOnDisconnect,
+		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
+		PageTokenKey:          app.shared.pageTokenKey,
+		Logger:                h.logger,
+		ArtifactURLs:          h.ArtifactURLs,
+		MaxArtifactBytes:      h.MaxArtifactSize,
+		InlineArtifactBytes:   h.InlineArtifactBytes,
+		ArtifactDir:           filepath.Join(app.shared.dataDir, "artifacts"),
+		InputDir:              filepath.Join(app.shared.dataDir, "inputs"),
+		Input: agent.InputLimits{
+			MaxTextBytes: h.MaxTextPartSize, MaxInlineBytes: h.MaxInlinePartSize, MaxFileBytes: h.MaxFilePartSize,
+			TextTypes: h.TextMediaTypes, MediaTypes: h.attachmentTypes(),
+		},
+	}
+	var err error
+	if cfg.ToolTrace, cfg.RawThinking, err = h.thinkingExposure(); err != nil {
+		return agent.Config{}, err
+	}
+	if cfg.Workspace, err = h.workspace(); err != nil {
+		return agent.Config{}, err
+	}
+	return cfg, nil
+}
+
+// transportConfig is the HTTP transport configuration of the bindings:
+// keep-alive, body limit and the base URL of a request (honouring
+// X-Forwarded-* only from trusted proxies).
+func (h *AgentHandler) transportConfig() httpx.TransportConfig {
+	return httpx.TransportConfig{
+		KeepAlive:    time.Duration(h.KeepAlive),
+		MaxBodyBytes: h.MaxBodySize,
+		BaseURL: func(r *http.Request) string {
+			trusted, _ := caddyhttp.GetVar(r.Context(), caddyhttp.TrustedProxyVarKey).(bool)
+			return card.BaseURL(r, trusted)
+		},
+	}
+}
+
+// wireCard provisions the card and takes from it the namespace default,
+// output modes, extensions, the base URL and, with auth on, the extended
+// card (CARD-8).
+func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, tc *httpx.TransportConfig) error {
+	if err := h.Card.Provision(ctx); err != nil {
+		return fmt.Errorf("card: %w", err)
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = h.Card.NamespaceOrDefault()
+	}
+	cfg.OutputModes = h.Card.OutputModes
+	cardHandler := h.Card.handler
+	built := cardHandler.Card(nil)
+	for _, ext := range built.Capabilities.Extensions {
+		cfg.Extensions = append(cfg.Extensions, ext.URI)
+		if ext.Required {
+			cfg.RequiredExtensions = append(cfg.RequiredExtensions, ext.URI)
+		}
+	}
+	tc.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
+	if !cardHandler.Runtime(nil).AuthEnabled() {
+		return nil
+	}
+	details := h.runtimeDetails(app, cfg.WithDefaults(), tc.WithDefaults())
+	cfg.ExtendedCard = func(_ context.Context, baseURL string) (*a2a.AgentCard, error) {
+		// CARD-8: the public card as served at baseURL (the call's, from
+		// tc.BaseURL) plus runtime details, signed like the public card.
+		c := card.Extend(cardHandler.CardAt(baseURL), details, time.Now())
+		if err := cardHandler.Sign(c); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	return nil
+}
+
+// wirePush gets the app's push engine for h.Push (PUSH-1..7), registers
+// its metrics and hands it to the service.
+func (h *AgentHandler) wirePush(ctx caddy.Context, app *App, cfg *agent.Config) error {
+	ref, err := app.pushEngine(h.Push, h.logger)
+	if err != nil {
+		return err
+	}
+	if err := registerPushMetrics(ctx, h.Push.queueName(), ref.engine); err != nil {
+		return err
+	}
+	h.pushRef = ref
+	cfg.Push = ref.engine
+	cfg.MaxPushConfigsPerTask = h.Push.MaxConfigsPerTask
+	return nil
+}
