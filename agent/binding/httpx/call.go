@@ -71,10 +71,16 @@ func Precheck(w http.ResponseWriter, svc *agent.Service, call agent.Call) error 
 	if err != nil {
 		return err
 	}
+	EchoExtensions(w, active)
+	return nil
+}
+
+// EchoExtensions sets the A2A-Extensions response header to the activated
+// extensions (RPC-3); nothing when there are none.
+func EchoExtensions(w http.ResponseWriter, active []string) {
 	if len(active) > 0 {
 		w.Header().Set("A2A-Extensions", strings.Join(active, ", "))
 	}
-	return nil
 }
 
 // JSONContentType reports whether a request Content-Type is acceptable JSON.

@@ -4,7 +4,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,12 +23,13 @@ import (
 type Handler struct {
 	svc *agent.Service
 	tc  httpx.TransportConfig
+	d   *Dispatcher
 }
 
 // New returns the JSON-RPC binding of svc with the transport settings tc
 // (defaults applied).
 func New(svc *agent.Service, tc httpx.TransportConfig) *Handler {
-	return &Handler{svc: svc, tc: tc.WithDefaults()}
+	return &Handler{svc: svc, tc: tc.WithDefaults(), d: NewDispatcher(svc, agent.BindingJSONRPC)}
 }
 
 var nullID = rpc.NullID()
@@ -68,84 +68,46 @@ func rpcResult(id json.RawMessage, res any) rpc.Response {
 }
 
 // Serve answers a JSON-RPC POST for the authenticated principal ("" when
-// auth is off) (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4).
+// auth is off) (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4): a JSON response, or
+// an SSE stream for the streaming methods.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) {
 	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
-		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
+		h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.tc.MaxBodyBytes)))
+			h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.tc.MaxBodyBytes)))
 			return
 		}
-		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
+		h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
 		return
 	}
-	if !json.Valid(body) {
-		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeParseError, "Parse error: the body is not valid JSON")))
+	out := h.d.Handle(r.Context(), h.tc.NewCall(r, principal, ""), body)
+	if out.Stream == nil {
+		h.write(w, out)
 		return
 	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		h.serveBatch(w, r, principal, trimmed)
-		return
-	}
-	call, perr := parseCall(trimmed)
-	if perr != nil {
-		h.writeRPCError(w, call.ID, call.Method, perr)
-		return
-	}
-	c := h.tc.NewCall(r, principal, "")
-	if err := httpx.Precheck(w, h.svc, c); err != nil {
-		h.answer(w, call, nil, err)
-		return
-	}
-	ctx := r.Context()
-	switch call.Method {
-	case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
-		st, err := h.openStream(ctx, c, call)
-		h.svc.RecordRequest(agent.BindingJSONRPC, call.Method, err)
-		if call.Notification {
-			// Nobody listens: the turn (if one started) runs on; no body.
-			if err == nil {
-				st.Detach() // nobody was listening to disconnect
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		if err != nil {
-			writeRPC(w, buildResponse(call, nil, err)) // counted above
-			return
-		}
-		sw := sse.Start(w)
-		id := call.ID
-		if id == nil {
-			id = nullID
-		}
-		httpx.Pump(ctx, h.svc, h.tc.KeepAlive, sw, st, func(ev any) []byte {
-			resp := rpcResult(id, ev)
-			resp.JSONRPC = rpc.Version
-			b, _ := json.Marshal(resp)
-			return b
-		})
-		return
-	}
-	res, err := h.dispatch(ctx, c, call)
-	h.answer(w, call, res, err)
+	httpx.EchoExtensions(w, out.Extensions)
+	sw := sse.Start(w)
+	httpx.Pump(r.Context(), h.svc, h.tc.KeepAlive, sw, out.Stream, func(ev any) []byte {
+		return EventFrame(out.ID, ev)
+	})
 }
 
-// answer counts a single call and writes its response (nothing for a
-// notification).
-func (h *Handler) answer(w http.ResponseWriter, call rpc.Call, res any, err error) {
-	h.svc.RecordRequest(agent.BindingJSONRPC, call.Method, err)
-	if call.Notification {
+// write sends a unary outcome: its JSON body, or 204 when there is none
+// (notifications).
+func (h *Handler) write(w http.ResponseWriter, out Outcome) {
+	httpx.EchoExtensions(w, out.Extensions)
+	if out.Response == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeRPC(w, buildResponse(call, res, err))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out.Response)
 }
 
 func buildResponse(call rpc.Call, res any, err error) rpc.Response {
@@ -158,63 +120,8 @@ func buildResponse(call rpc.Call, res any, err error) rpc.Response {
 	return rpcResult(call.ID, res)
 }
 
-// serveBatch handles a JSON-RPC batch: each call in turn, streaming
-// methods refused, notifications unanswered.
-func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, principal string, body []byte) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(body, &items); err != nil || len(items) == 0 {
-		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch must be a non-empty array")))
-		return
-	}
-	if len(items) > 100 {
-		h.writeRPCError(w, nullID, "", toRPCError(a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most 100 calls")))
-		return
-	}
-	c := h.tc.NewCall(r, principal, "")
-	pre := httpx.Precheck(w, h.svc, c)
-	ctx := r.Context()
-	var out []rpc.Response
-	for _, item := range items {
-		call, perr := parseCall(item)
-		if perr != nil {
-			h.svc.RecordRequestCode(agent.BindingJSONRPC, call.Method, perr.Code)
-			out = append(out, rpc.Response{JSONRPC: rpc.Version, ID: call.ID, Error: perr})
-			continue
-		}
-		var res any
-		err := pre
-		if err == nil {
-			switch call.Method {
-			case a2a.MethodSendStreamingMessage, a2a.MethodSubscribeToTask:
-				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
-			default:
-				res, err = h.dispatch(ctx, c, call)
-			}
-		}
-		h.svc.RecordRequest(agent.BindingJSONRPC, call.Method, err)
-		if call.Notification {
-			continue
-		}
-		resp := buildResponse(call, res, err)
-		resp.JSONRPC = rpc.Version
-		out = append(out, resp)
-	}
-	if len(out) == 0 {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		writeRPC(w, rpc.Response{ID: nullID, Error: toRPCError(a2a.ErrInternal())})
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(b)
-}
-
 // dispatch runs a non-streaming method.
-func (h *Handler) dispatch(ctx context.Context, c agent.Call, call rpc.Call) (any, error) {
-	s := h.svc
+func dispatch(ctx context.Context, s *agent.Service, c agent.Call, call rpc.Call) (any, error) {
 	switch call.Method {
 	case a2a.MethodSendMessage:
 		var req a2a.SendMessageRequest
@@ -285,38 +192,17 @@ func truncateMethod(m string) string {
 }
 
 // openStream starts a streaming method; errors come before any SSE output.
-func (h *Handler) openStream(ctx context.Context, c agent.Call, call rpc.Call) (agent.Stream, error) {
+func openStream(ctx context.Context, svc *agent.Service, c agent.Call, call rpc.Call) (agent.Stream, error) {
 	if call.Method == a2a.MethodSendStreamingMessage {
 		var req a2a.SendMessageRequest
 		if err := protojson.Decode(call.Params, &req); err != nil {
 			return nil, err
 		}
-		return h.svc.SendStreamingMessage(ctx, c, &req)
+		return svc.SendStreamingMessage(ctx, c, &req)
 	}
 	var req a2a.SubscribeToTaskRequest
 	if err := protojson.Decode(call.Params, &req); err != nil {
 		return nil, err
 	}
-	return h.svc.SubscribeToTask(ctx, c, &req)
-}
-
-// writeRPCError counts a request refused before it reached a method (method
-// "" when it could not be read) and writes the error.
-func (h *Handler) writeRPCError(w http.ResponseWriter, id json.RawMessage, method string, e *rpc.Error) {
-	h.svc.RecordRequestCode(agent.BindingJSONRPC, method, e.Code)
-	writeRPC(w, rpc.Response{ID: id, Error: e})
-}
-
-func writeRPC(w http.ResponseWriter, resp rpc.Response) {
-	resp.JSONRPC = rpc.Version
-	if resp.ID == nil {
-		resp.ID = nullID
-	}
-	b, err := json.Marshal(resp)
-	if err != nil {
-		b, _ = json.Marshal(rpc.Response{JSONRPC: rpc.Version, ID: nullID, Error: toRPCError(a2a.ErrInternal())})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	return svc.SubscribeToTask(ctx, c, &req)
 }
