@@ -70,6 +70,9 @@ func (h *AgentHandler) Validate() error {
 	if h.SubscribeIdleTimeout < 0 {
 		return fmt.Errorf("subscribe_idle_timeout: must be a positive duration")
 	}
+	if err := h.validateLimits(); err != nil {
+		return err
+	}
 	switch h.ArtifactURLs {
 	case "", "http", "file":
 	default:
@@ -153,6 +156,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		CancelOnDisconnect:    h.CancelOnDisconnect,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
+		Limits:                h.limitRules(),
 		Logger:                h.logger,
 		ArtifactURLs:          h.ArtifactURLs,
 		MaxArtifactBytes:      h.MaxArtifactSize,

@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"context"
+	"sync"
+)
+
+// RequestInfo is what the service learned about one call — the A2A method,
+// the task and its context — for the carrier to expose, e.g. as the Caddy
+// request variables {http.vars.a2a.method}, {http.vars.a2a.task_id} and
+// {http.vars.a2a.context_id} (AUTH-6). It is filled in as the call goes;
+// safe for concurrent use. The zero value is ready.
+type RequestInfo struct {
+	mu                        sync.Mutex
+	method, taskID, contextID string
+}
+
+// Get returns what is known so far ("" for what is not).
+func (i *RequestInfo) Get() (method, taskID, contextID string) {
+	if i == nil {
+		return "", "", ""
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.method, i.taskID, i.contextID
+}
+
+// setMethod records the A2A method of the call.
+func (i *RequestInfo) setMethod(m string) {
+	if i == nil {
+		return
+	}
+	i.mu.Lock()
+	i.method = m
+	i.mu.Unlock()
+}
+
+// setTask records the task and context of the call; empty values keep
+// what was known.
+func (i *RequestInfo) setTask(taskID, contextID string) {
+	if i == nil {
+		return
+	}
+	i.mu.Lock()
+	if taskID != "" {
+		i.taskID = taskID
+	}
+	if contextID != "" {
+		i.contextID = contextID
+	}
+	i.mu.Unlock()
+}
+
+type requestInfoKey struct{}
+
+// WithRequestInfo returns ctx carrying info, for a binding to put into the
+// Call it builds (see RequestInfoFrom).
+func WithRequestInfo(ctx context.Context, info *RequestInfo) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, info)
+}
+
+// RequestInfoFrom returns the RequestInfo attached by WithRequestInfo, or
+// nil.
+func RequestInfoFrom(ctx context.Context) *RequestInfo {
+	i, _ := ctx.Value(requestInfoKey{}).(*RequestInfo)
+	return i
+}
