@@ -359,6 +359,7 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	}
 	if h.Push != nil {
 		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
+		card.PushSign = h.Push.Sign   // published in the JWKS (PUSH-8)
 	}
 	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
