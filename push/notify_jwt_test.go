@@ -36,7 +36,10 @@ func TestNotificationSignerRules(t *testing.T) {
 		"hs256":        func() error { _, err := NewNotificationSigner("https://a.example", 0, []*jws.Signer{hs}); return err },
 		"no issuer":    func() error { _, err := NewNotificationSigner("", 0, []*jws.Signer{es}); return err },
 		"relative iss": func() error { _, err := NewNotificationSigner("/x", 0, []*jws.Signer{es}); return err },
-		"long ttl":     func() error { _, err := NewNotificationSigner("https://a.example", 6*time.Minute, []*jws.Signer{es}); return err },
+		"long ttl": func() error {
+			_, err := NewNotificationSigner("https://a.example", 6*time.Minute, []*jws.Signer{es})
+			return err
+		},
 	} {
 		if f() == nil {
 			t.Errorf("%s: accepted", name)
