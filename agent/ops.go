@@ -96,6 +96,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 		return nil, errInvalidResponse(id, invalid)
 	}
 	t := s.trimTask(r.snapshot(), hl, true)
+	call.Info.setTaskOf(&t)
 	if m := DirectReply(&t, s.cfg.Namespace); m != nil {
 		return &a2a.SendMessageResponse{Message: m}, nil // a message event's reply (Appendix A)
 	}
@@ -142,7 +143,7 @@ func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskReques
 		return nil, err
 	}
 	out := s.trimTask(*t, hl, true)
-	call.Info.setTask(out.ID, out.ContextID)
+	call.Info.setTaskOf(&out)
 	return &out, nil
 }
 

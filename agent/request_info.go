@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"sync"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // RequestInfo is what the service learned about one call — the A2A method,
@@ -11,8 +13,8 @@ import (
 // {http.vars.a2a.context_id} (AUTH-6). It is filled in as the call goes;
 // safe for concurrent use. The zero value is ready.
 type RequestInfo struct {
-	mu                        sync.Mutex
-	method, taskID, contextID string
+	mu                               sync.Mutex
+	method, taskID, contextID, state string
 }
 
 // Get returns what is known so far ("" for what is not).
@@ -23,6 +25,27 @@ func (i *RequestInfo) Get() (method, taskID, contextID string) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	return i.method, i.taskID, i.contextID
+}
+
+// State returns the state of the call's task as last seen ("" when none).
+func (i *RequestInfo) State() string {
+	if i == nil {
+		return ""
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.state
+}
+
+// setTaskOf records the task, context and state of t.
+func (i *RequestInfo) setTaskOf(t *a2a.Task) {
+	if i == nil || t == nil {
+		return
+	}
+	i.setTask(t.ID, t.ContextID)
+	i.mu.Lock()
+	i.state = string(t.Status.State)
+	i.mu.Unlock()
 }
 
 // setMethod records the A2A method of the call.

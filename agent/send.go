@@ -112,6 +112,7 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 	}
 	r, runCtx := s.hub.newRun(owner, &task)
 	r.release = turnRelease(ctx)
+	r.trace = traceOf(ctx)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
 		r.cancel(nil)
 		r.log.Close()

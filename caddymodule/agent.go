@@ -195,7 +195,7 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
 	vw, vr := withRequestVars(w, r)
 	served := h.handler.Serve(vw, vr, principal)
-	vw.done()
+	vw.done(principal)
 	if served {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 )
@@ -68,5 +70,32 @@ func (w *varsWriter) FlushError() error {
 }
 
 // done records what the call learned after the response started (a stream's
-// task id, …) for the access log.
-func (w *varsWriter) done() { w.set() }
+// task id, …) for the access log, and on the request's span when Caddy's
+// tracing is on (OPS-4): a2a.method, a2a.principal, a2a.task.id,
+// a2a.context.id, a2a.task.state.
+func (w *varsWriter) done(principal string) {
+	w.set()
+	span := trace.SpanFromContext(w.r.Context())
+	if !span.IsRecording() {
+		return
+	}
+	method, task, ctxID := w.info.Get()
+	if method == "" {
+		return // not an A2A call (a download, a 404…)
+	}
+	attrs := []attribute.KeyValue{agent.AttrMethod.String(method)}
+	if principal != "" {
+		attrs = append(attrs, agent.AttrPrincipal.String(principal))
+	}
+	if task != "" {
+		attrs = append(attrs, agent.AttrTaskID.String(task))
+	}
+	if ctxID != "" {
+		attrs = append(attrs, agent.AttrContextID.String(ctxID))
+	}
+	if st := w.info.State(); st != "" {
+		attrs = append(attrs, agent.AttrTaskState.String(st))
+	}
+	span.SetAttributes(attrs...)
+	span.SetName("a2a." + method)
+}
