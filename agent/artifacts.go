@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
@@ -46,6 +47,10 @@ func putArtifact(dir string, b []byte) (string, error) {
 	sha := hex.EncodeToString(sum[:])
 	p := artifactPath(dir, sha)
 	if fi, err := os.Stat(p); err == nil && fi.Size() == int64(len(b)) {
+		// Reused: its modification time is its last reference, which
+		// retention goes by (OPS-5).
+		now := time.Now()
+		_ = os.Chtimes(p, now, now)
 		return sha, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

@@ -54,6 +54,7 @@ type Metrics struct {
 	turnDuration *prometheus.HistogramVec
 	transitions  *prometheus.CounterVec
 	storeOps     *prometheus.HistogramVec
+	pruneds      *prometheus.CounterVec
 
 	activeTurns *prometheus.Desc
 	openStreams *prometheus.Desc
@@ -85,6 +86,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Latency of task store operations by op (put_task, get_task, list_tasks, put_context, get_context).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8), // 100µs … ~1.6s
 		}, []string{"op"}),
+		pruneds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "caddy_a2a_pruned_total",
+			Help: "Records removed by retention (OPS-5) by kind (tasks, contexts, dead_letters, artifacts).",
+		}, []string{"kind"}),
 		activeTurns: prometheus.NewDesc("caddy_a2a_active_turns", "Turns running now (submitted or working).", nil, nil),
 		openStreams: prometheus.NewDesc("caddy_a2a_open_streams", "Open SSE streams (SendStreamingMessage and SubscribeToTask subscribers).", nil, nil),
 		hubs:        map[*Hub]struct{}{},
@@ -112,6 +117,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.turnDuration.Describe(ch)
 	m.transitions.Describe(ch)
 	m.storeOps.Describe(ch)
+	m.pruneds.Describe(ch)
 	ch <- m.activeTurns
 	ch <- m.openStreams
 }
@@ -122,6 +128,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.turnDuration.Collect(ch)
 	m.transitions.Collect(ch)
 	m.storeOps.Collect(ch)
+	m.pruneds.Collect(ch)
 	var turns, streams int64
 	m.mu.Lock()
 	for h := range m.hubs {
@@ -178,6 +185,14 @@ func (m *Metrics) transition(state a2a.TaskState) {
 		return
 	}
 	m.transitions.WithLabelValues(stateLabel(state)).Inc()
+}
+
+// pruned counts n records of kind removed by retention (OPS-5).
+func (m *Metrics) pruned(kind string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.pruneds.WithLabelValues(kind).Add(float64(n))
 }
 
 // storeOp observes a store operation that began at start.

@@ -50,6 +50,10 @@ type App struct {
 	// most the server's grace_period. Default: 10s.
 	ShutdownTimeout caddy.Duration `json:"shutdown_timeout,omitempty"`
 
+	// Retention prunes old tasks, idle contexts and dead letters in the
+	// background (OPS-5). Default: nothing is pruned.
+	Retention *RetentionConfig `json:"retention,omitempty"`
+
 	shared *sharedState
 	key    string
 	logger *zap.Logger
@@ -86,11 +90,15 @@ type sharedState struct {
 	openOnce sync.Once
 	openErr  error
 	lock     *store.DirLock
+
+	// pruner runs the retention passes of the directory (OPS-5).
+	pruner pruner
 }
 
 // Destruct closes the runtime then the store, once the last user is gone,
 // and only then releases the directory.
 func (s *sharedState) Destruct() error {
+	s.pruner.stop()
 	err := errors.Join(s.hub.Close(), s.store.Close())
 	return errors.Join(err, s.lock.Close())
 }
@@ -117,6 +125,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	if a.Durability != "full" && a.Durability != "normal" {
 		return fmt.Errorf("durability: must be full or normal, not %q", a.Durability)
+	}
+	if a.Retention != nil {
+		if err := a.Retention.validate(); err != nil {
+			return err
+		}
 	}
 	dir, err := filepath.Abs(caddy.NewReplacer().ReplaceAll(a.DataDir, ""))
 	if err != nil {
@@ -234,7 +247,30 @@ func (a *App) Start() error {
 		}
 	}
 	warnNoAuth(a.ctx, a.logger)
+	if err := a.startRetention(); err != nil {
+		return err
+	}
 	return a.startPush()
+}
+
+// startRetention hands this config's retention to the data directory's
+// pruner, starting it on first use (OPS-5).
+func (a *App) startRetention() error {
+	if a.shared == nil {
+		return nil
+	}
+	if a.Retention == nil {
+		a.shared.pruner.update(nil)
+		return nil
+	}
+	r := a.Retention.retention(a.shared.dataDir)
+	a.shared.pruner.update(&r)
+	metrics, err := agentMetrics(a.ctx)
+	if err != nil {
+		return err
+	}
+	a.shared.pruner.start(a.shared.store, metrics, a.logger.Named("retention"))
+	return nil
 }
 
 // Stop implements caddy.App (OPS-3). On a reload it does nothing: the next

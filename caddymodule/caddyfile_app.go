@@ -42,6 +42,14 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 		if err := options.once(d); err != nil {
 			return nil, err
 		}
+		if opt == "retention" {
+			r, err := unmarshalRetention(d)
+			if err != nil {
+				return nil, err
+			}
+			app.Retention = r
+			continue
+		}
 		var val string
 		if !d.Args(&val) || d.NextArg() {
 			return nil, d.Errf("a2a: %s takes exactly one value", opt)

@@ -325,3 +325,20 @@ func (d *Deferred) RequeueDeadPushJobs(ctx context.Context, id string) (int, err
 	}
 	return s.RequeueDeadPushJobs(ctx, id)
 }
+
+// ErrPruneUnsupported is returned by Deferred.Prune when the opened store
+// cannot prune (it expires records itself, or keeps them).
+var ErrPruneUnsupported = errors.New("the task store does not support pruning")
+
+// Prune implements Pruner when the opened store does (OPS-5).
+func (d *Deferred) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
+	s, err := d.get(ctx)
+	if err != nil {
+		return PruneResult{}, err
+	}
+	p, ok := s.(Pruner)
+	if !ok {
+		return PruneResult{}, ErrPruneUnsupported
+	}
+	return p.Prune(ctx, opts)
+}
