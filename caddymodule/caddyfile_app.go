@@ -21,6 +21,7 @@ func init() {
 //			store sqlite
 //			durability full|normal
 //			shutdown_timeout <duration>
+//			redis_rpc { … } (see unmarshalRedisRPC)
 //		}
 //	}
 func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
@@ -41,6 +42,14 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 		opt := d.Val()
 		if err := options.once(d); err != nil {
 			return nil, err
+		}
+		if opt == "redis_rpc" {
+			r, err := unmarshalRedisRPC(d)
+			if err != nil {
+				return nil, err
+			}
+			app.RedisRPC = r
+			continue
 		}
 		var val string
 		if !d.Args(&val) || d.NextArg() {
