@@ -320,3 +320,34 @@ func TestRedisRPCReload(t *testing.T) {
 		t.Fatalf("a stopped gateway still read requests (%d left)", n)
 	}
 }
+
+// TestRedisRPCGlobalBlock: XPORT-5, Appendix B.1 — redis_rpc in the
+// global a2a block serves the config's only a2a handler, with the
+// configured streams and group, and that site's auth.
+func TestRedisRPCGlobalBlock(t *testing.T) {
+	addr := harness.StartRedis(t)
+	rdb := rrpcClient(t, addr)
+	global := "a2a {\n\tredis_rpc {\n\t\turl redis://" + addr + "/0\n\t\trequest_stream app:req\n\t\tresponse_prefix app:resp\n\t\tgroup apps\n\t}\n}"
+	harness.StartGatewayWith(t, "a2a {\n\tcard {\n\t\tname global\n\t}\n\tauth {\n\t\tno_env\n\t\tbearer tok\n\t}\n}", harness.Options{Global: global})
+	payload := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"g1","parts":[{"text":"global"}]}}}`
+	for _, h := range []string{`{"authorization":"Bearer tok"}`, `{}`} {
+		if err := rdb.XAdd(t.Context(), &redis.XAddArgs{Stream: "app:req", Values: []any{
+			"correlation_id", h, "reply_stream", "app:resp:me", "payload", payload, "headers", h,
+		}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := rrpcRead(t, rdb, "app:resp:me", 2, 15*time.Second)
+	if len(got) != 2 {
+		t.Fatalf("answers %+v", got)
+	}
+	for _, e := range got {
+		authed := strings.Contains(e.Corr, "tok")
+		if authed != strings.Contains(e.Payload, "Echo: global") || authed == strings.Contains(e.Payload, "-31401") {
+			t.Fatalf("%s: %s", e.Corr, e.Payload)
+		}
+	}
+	if g := rdb.XInfoGroups(t.Context(), "app:req").Val(); len(g) != 1 || g[0].Name != "apps" {
+		t.Fatalf("groups %+v", g)
+	}
+}

@@ -3,6 +3,8 @@ package redisrpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -98,12 +100,17 @@ func TestRedisRPCStream(t *testing.T) {
 
 // TestRedisRPCForeignReplyRefused: XPORT-5 — a reply_stream outside the
 // prefix (another key, a look-alike prefix, the request stream itself) is
-// never written to; the entry is acknowledged and counted, and the next
-// valid request is still answered.
+// never written to, nor is a key under the prefix that is not a stream;
+// the entry is acknowledged and counted, and the next valid request is
+// still answered.
 func TestRedisRPCForeignReplyRefused(t *testing.T) {
 	rdb := startRedis(t)
 	c := startConsumer(t, rdb, newService(t, nil), Options{}, nil)
-	foreign := []string{"victim:stream", DefaultResponsePrefix + "x", DefaultResponsePrefix + ":", DefaultRequestStream, ""}
+	// A string key under the prefix: no answer could be written there.
+	if err := rdb.Set(t.Context(), DefaultResponsePrefix+":str", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	foreign := []string{"victim:stream", DefaultResponsePrefix + "x", DefaultResponsePrefix + ":", DefaultRequestStream, "", DefaultResponsePrefix + ":str"}
 	for i, s := range foreign {
 		send(t, rdb, "f", s, rpcPayload(i, a2a.MethodSendMessage, sendParams("x")), nil)
 	}
@@ -321,3 +328,45 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 var _ = context.Background
+
+// TestRedisRPCStopNoLeak: a stopped consumer leaves no goroutine behind
+// (the read loop, the lease refresher and the handlers all end), and
+// reads nothing more.
+func TestRedisRPCStopNoLeak(t *testing.T) {
+	rdb := startRedis(t)
+	svc := newService(t, nil)
+	// Warm up the client pool and the service outside the count.
+	warm := New(rdb, jsonrpcDispatcher(svc), Options{Consumer: "warm"}, nil, nil)
+	if err := warm.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	send(t, rdb, "w", replyStream, rpcPayload(1, a2a.MethodListTasks, map[string]any{}), nil)
+	readUntilFinal(t, rdb, replyStream, 10*time.Second)
+	warm.Stop(time.Second)
+	before := runtime.NumGoroutine()
+	c := New(rdb, jsonrpcDispatcher(svc), Options{Consumer: "c"}, nil, nil)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		send(t, rdb, fmt.Sprint("r", i), replyStream, rpcPayload(i, a2a.MethodListTasks, map[string]any{}), nil)
+	}
+	waitFor(t, func() bool { return c.Stats().Served == 5 })
+	start := time.Now()
+	c.Stop(time.Second)
+	if d := time.Since(start); d > DefaultBlock+time.Second {
+		t.Fatalf("Stop took %v, want at most one Block", d)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Stop, %d before Start", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	send(t, rdb, "late", replyStream, rpcPayload(9, a2a.MethodListTasks, map[string]any{}), nil)
+	time.Sleep(DefaultBlock + 200*time.Millisecond)
+	if n, _ := rdb.XLen(t.Context(), DefaultRequestStream).Result(); n != 1 {
+		t.Fatalf("a stopped consumer read a request (%d left)", n)
+	}
+}

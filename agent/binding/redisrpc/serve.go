@@ -31,7 +31,16 @@ func (c *Consumer) serve(m redis.XMessage) {
 	defer c.end(m.ID)
 	req := parseEntry(m, c.opts.MaxPayloadBytes)
 	if req.correlation == "" || !c.opts.allowedReply(req.reply) {
-		c.refuse(req)
+		c.refuse(req, "")
+		return
+	}
+	if ok, err := c.writable(req.reply); err != nil {
+		c.logger.Warn("redis_rpc: checking the reply stream failed; the request stays pending", zap.String("entry", req.id), zap.Error(err))
+		return
+	} else if !ok {
+		// A key of another type: no answer could ever be written, so the
+		// request must not run (nor come back forever).
+		c.refuse(req, "reply_stream is not a stream")
 		return
 	}
 	err := c.answer(c.serveCtx, req)
@@ -53,14 +62,18 @@ func (c *Consumer) serve(m redis.XMessage) {
 }
 
 // refuse acknowledges an entry that cannot be answered: no
-// correlation_id, or a reply stream outside the prefix (never written to).
-// It is counted and logged without its payload.
-func (c *Consumer) refuse(req request) {
+// correlation_id, a reply stream outside the prefix (never written to) or
+// a reply key that is not a stream. It is counted and logged, with reason
+// (default: from the entry), never with its payload.
+func (c *Consumer) refuse(req request, reason string) {
 	c.refused.Add(1)
 	c.svc.RecordRequestCode(agent.BindingRedis, "", a2a.CodeInvalidRequest)
-	reason := "reply_stream outside response_prefix"
-	if req.correlation == "" {
+	switch {
+	case reason != "":
+	case req.correlation == "":
 		reason = "no correlation_id"
+	default:
+		reason = "reply_stream outside response_prefix"
 	}
 	stream := req.reply
 	if len(stream) > 64 {
@@ -160,6 +173,17 @@ func (c *Consumer) write(req request, payload []byte, final bool) error {
 		return redisErr(err)
 	}
 	return nil
+}
+
+// writable reports whether key is a stream or absent (XADD creates it).
+func (c *Consumer) writable(key string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	t, err := c.rdb.Type(ctx, key).Result()
+	if err != nil {
+		return false, redisErr(err)
+	}
+	return t == "stream" || t == "none", nil
 }
 
 // ack acknowledges and deletes a request entry (so the request stream
