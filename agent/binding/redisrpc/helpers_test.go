@@ -53,6 +53,13 @@ func startRedis(tb testing.TB) *redis.Client {
 // backend.
 func newService(t *testing.T, be backend.Backend) *agent.Service {
 	t.Helper()
+	return newServiceWith(t, be)
+}
+
+// newServiceTB is newService for benchmarks (echo backend).
+func newServiceTB(tb testing.TB) *agent.Service { return newServiceWith(tb, nil) }
+
+func newServiceWith(t testing.TB, be backend.Backend) *agent.Service {
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -184,3 +191,6 @@ func (c *Consumer) inflightIDs() []string {
 	}
 	return out
 }
+
+// jsonUnmarshal decodes a payload string.
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
