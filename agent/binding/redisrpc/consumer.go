@@ -326,32 +326,36 @@ func (c *Consumer) refreshLoop(ctx context.Context) {
 	}
 }
 
-// refresh resets the idle time of the in-flight entries this consumer owns.
+// refresh resets the idle time of the in-flight entries this consumer
+// still owns: one XPENDING per entry (pipelined) tells which, then one
+// XCLAIM … JUSTID takes those.
 func (c *Consumer) refresh(ctx context.Context) {
 	c.mu.Lock()
-	if len(c.inflight) == 0 {
-		c.mu.Unlock()
-		return
-	}
-	ids := make(map[string]bool, len(c.inflight))
+	ids := make([]string, 0, len(c.inflight))
 	for id := range c.inflight {
-		ids[id] = true
+		ids = append(ids, id)
 	}
 	c.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	pend, err := c.rdb.XPendingExt(rctx, &redis.XPendingExtArgs{
-		Stream: c.opts.RequestStream, Group: c.opts.Group, Start: "-", End: "+",
-		Count: int64(2*c.opts.MaxInFlight + 100), Consumer: c.opts.Consumer,
-	}).Result()
-	if err != nil {
+	pipe := c.rdb.Pipeline()
+	cmds := make([]*redis.XPendingExtCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.XPendingExt(rctx, &redis.XPendingExtArgs{
+			Stream: c.opts.RequestStream, Group: c.opts.Group, Start: id, End: id, Count: 1, Consumer: c.opts.Consumer,
+		})
+	}
+	if _, err := pipe.Exec(rctx); err != nil {
 		c.logger.Warn("redis_rpc: refreshing leases failed", zap.Error(redisErr(err)))
 		return
 	}
 	var mine []string
-	for _, p := range pend {
-		if ids[p.ID] {
-			mine = append(mine, p.ID)
+	for i, cmd := range cmds {
+		if p := cmd.Val(); len(p) == 1 && p[0].ID == ids[i] {
+			mine = append(mine, ids[i])
 		}
 	}
 	if len(mine) == 0 {
