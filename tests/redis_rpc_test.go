@@ -351,3 +351,39 @@ func TestRedisRPCGlobalBlock(t *testing.T) {
 		t.Fatalf("groups %+v", g)
 	}
 }
+
+// TestRedisRPCShutdownLeavesPending: XPORT-5, OPS-3 — a gateway stopped
+// (SIGINT) while a request runs past shutdown_timeout exits promptly,
+// writes no answer for it and leaves it pending; another gateway
+// re-claims it and answers it once.
+func TestRedisRPCShutdownLeavesPending(t *testing.T) {
+	addr := harness.StartRedis(t)
+	rdb := rrpcClient(t, addr)
+	a := harness.StartGatewayWith(t, rrpcSite(addr, "2s", "backend echo {\n\t\tchunks 20\n\t\tdelay 1s\n\t}"),
+		harness.Options{Global: "a2a {\n\tshutdown_timeout 1s\n}"})
+	reply := rrpcPrefix + ":shutdown"
+	rrpcSend(t, rdb, "cut", reply, "long", nil)
+	for deadline := time.Now().Add(10 * time.Second); rrpcPending(t, rdb) != 1; {
+		if time.Now().After(deadline) {
+			t.Fatal("gateway A never took the request")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	if !a.StopWithin(15 * time.Second) {
+		t.Fatal("gateway did not exit after SIGINT")
+	}
+	t.Logf("gateway exited %v after SIGINT with a request in flight", time.Since(start).Round(100*time.Millisecond))
+	if n := rdb.XLen(t.Context(), reply).Val(); n != 0 {
+		t.Fatalf("%d answers written for an unfinished request", n)
+	}
+	if p := rrpcPending(t, rdb); p != 1 {
+		t.Fatalf("%d pending after the stop, want 1 (not acknowledged)", p)
+	}
+	harness.StartGateway(t, rrpcSite(addr, "2s", "backend echo"))
+	got := rrpcRead(t, rdb, reply, 1, 30*time.Second)
+	if len(got) != 1 || got[0].Corr != "cut" {
+		t.Fatalf("answers after the restart: %+v", got)
+	}
+	rrpcTaskID(t, got[0].Payload)
+}
