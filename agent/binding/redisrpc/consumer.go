@@ -37,6 +37,9 @@ type Stats struct {
 	// Abandoned is the requests left pending at a stop (not acknowledged,
 	// for another consumer to re-claim).
 	Abandoned int64
+	// GaveUp is the re-claimed requests answered with an error instead of
+	// run again, after MaxDeliveries deliveries.
+	GaveUp int64
 }
 
 // Consumer reads the request stream as one member of the consumer group
@@ -67,7 +70,7 @@ type Consumer struct {
 	claimCursor string
 	nextClaim   time.Time
 
-	served, refused, reclaimed, abandoned atomic.Int64
+	served, refused, reclaimed, abandoned, gaveUp atomic.Int64
 }
 
 // New returns a consumer of opts.RequestStream over rdb serving through d
@@ -90,7 +93,7 @@ func (c *Consumer) Options() Options { return c.opts }
 
 // Stats returns the counters.
 func (c *Consumer) Stats() Stats {
-	return Stats{Served: c.served.Load(), Refused: c.refused.Load(), Reclaimed: c.reclaimed.Load(), Abandoned: c.abandoned.Load()}
+	return Stats{Served: c.served.Load(), Refused: c.refused.Load(), Reclaimed: c.reclaimed.Load(), Abandoned: c.abandoned.Load(), GaveUp: c.gaveUp.Load()}
 }
 
 // Start creates the consumer group (and the stream) when missing and
@@ -203,7 +206,7 @@ func (c *Consumer) readLoop(ctx context.Context) {
 				c.reclaimed.Add(1)
 			}
 			c.handlers.Add(1)
-			go c.serve(m)
+			go c.serve(m, reclaimed)
 		}
 		c.release(n - used)
 	}

@@ -34,6 +34,12 @@ const (
 	DefaultReplyTTL       = time.Hour
 )
 
+// MaxDeliveries is how many times a request is delivered (first read and
+// re-claims) before a re-claiming consumer gives up on it: it answers an
+// internal error and acknowledges it instead of running it again, so a
+// request that kills every gateway does not come back forever.
+const MaxDeliveries = 5
+
 // maxBlock bounds one XREADGROUP wait, so a stop never waits longer.
 const maxBlock = 5 * time.Second
 

@@ -370,3 +370,35 @@ func TestRedisRPCStopNoLeak(t *testing.T) {
 		t.Fatalf("a stopped consumer read a request (%d left)", n)
 	}
 }
+
+// TestRedisRPCGiveUp: XPORT-5 — a request delivered more than
+// MaxDeliveries times (it keeps killing its consumers) is answered with an
+// internal error and acknowledged instead of run again.
+func TestRedisRPCGiveUp(t *testing.T) {
+	rdb := startRedis(t)
+	ctx := t.Context()
+	if err := rdb.XGroupCreateMkStream(ctx, DefaultRequestStream, DefaultGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	id := send(t, rdb, "poison", replyStream, rpcPayload(1, a2a.MethodSendMessage, sendParams("poison")), nil)
+	if err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: DefaultGroup, Consumer: "dead", Streams: []string{DefaultRequestStream, ">"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Four more deaths: each re-claim adds a delivery.
+	for range MaxDeliveries - 1 {
+		if err := rdb.XClaim(ctx, &redis.XClaimArgs{Stream: DefaultRequestStream, Group: DefaultGroup, Consumer: "dead", Messages: []string{id}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	c := startConsumer(t, rdb, newService(t, nil), Options{ClaimAfter: time.Second}, nil)
+	got := readUntilFinal(t, rdb, replyStream, 15*time.Second)
+	r := decode(t, got[0].Payload)
+	if len(got) != 1 || r.Error == nil || r.Error.Code != a2a.CodeInternalError || !strings.Contains(r.Error.Message, "deliveries") {
+		t.Fatalf("answer %+v", got)
+	}
+	assertDrained(t, rdb)
+	if s := c.Stats(); s.GaveUp != 1 || s.Reclaimed != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}

@@ -25,8 +25,10 @@ var errAbandoned = errors.New("abandoned at stop")
 var nullID = json.RawMessage("null")
 
 // serve answers one entry and acknowledges it once its last response is
-// written; on a write failure or a stop it leaves the entry pending.
-func (c *Consumer) serve(m redis.XMessage) {
+// written; on a write failure or a stop it leaves the entry pending. A
+// re-claimed entry delivered more than MaxDeliveries times is answered
+// with an error instead of run again.
+func (c *Consumer) serve(m redis.XMessage, reclaimed bool) {
 	defer c.handlers.Done()
 	defer c.end(m.ID)
 	req := parseEntry(m, c.opts.MaxPayloadBytes)
@@ -43,7 +45,15 @@ func (c *Consumer) serve(m redis.XMessage) {
 		c.refuse(req, "reply_stream is not a stream")
 		return
 	}
-	err := c.answer(c.serveCtx, req)
+	var err error
+	if reclaimed && c.deliveries(req.id) > MaxDeliveries {
+		c.gaveUp.Add(1)
+		c.logger.Warn("redis_rpc: giving up on a request delivered too often", zap.String("entry", req.id), zap.Int("max_deliveries", MaxDeliveries))
+		id, method := peekID(req.payload)
+		err = c.write(req, c.d.Refuse(id, method, a2a.NewError(a2a.CodeInternalError, "Internal error: the request was abandoned after %d deliveries", MaxDeliveries)).Response, true)
+	} else {
+		err = c.answer(c.serveCtx, req)
+	}
 	switch {
 	case errors.Is(err, errAbandoned):
 		c.abandoned.Add(1)
@@ -173,6 +183,20 @@ func (c *Consumer) write(req request, payload []byte, final bool) error {
 		return redisErr(err)
 	}
 	return nil
+}
+
+// deliveries is how often the entry was delivered (XPENDING); 0 when
+// unknown.
+func (c *Consumer) deliveries(id string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	p, err := c.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+		Stream: c.opts.RequestStream, Group: c.opts.Group, Start: id, End: id, Count: 1,
+	}).Result()
+	if err != nil || len(p) != 1 {
+		return 0
+	}
+	return p[0].RetryCount
 }
 
 // writable reports whether key is a stream or absent (XADD creates it).
