@@ -156,6 +156,10 @@ type AgentHandler struct {
 	// (every push operation answers PushNotificationNotSupportedError).
 	Push *PushConfig `json:"push,omitempty"`
 
+	// RedisRPC also serves this handler over Redis Streams JSON-RPC
+	// (XPORT-5); see RedisRPCConfig. Default: off.
+	RedisRPC *RedisRPCConfig `json:"redis_rpc,omitempty"`
+
 	backend backend.Backend
 	hub     *agent.Hub
 	shared  *sharedState

@@ -60,6 +60,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.hub = app.shared.hub
 	h.shared = app.shared
 	h.handler = binding.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
+	if h.RedisRPC != nil {
+		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
+	}
 	return nil
 }
 

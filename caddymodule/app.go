@@ -53,6 +53,10 @@ type App struct {
 	// Retention prunes old tasks, idle contexts and dead letters in the
 	// background (OPS-5). Default: nothing is pruned.
 	Retention *RetentionConfig `json:"retention,omitempty"`
+	// RedisRPC serves the config's only a2a handler over Redis Streams
+	// JSON-RPC (XPORT-5); see RedisRPCConfig. The block may instead sit in
+	// the a2a handler. Default: off.
+	RedisRPC *RedisRPCConfig `json:"redis_rpc,omitempty"`
 
 	shared *sharedState
 	key    string
@@ -63,6 +67,10 @@ type App struct {
 	pushKeys     []string
 	pushSettings []push.Settings // per pushKeys entry, to refuse conflicting sites
 	pushRefs     []*pushEngineRef
+
+	// Redis Streams JSON-RPC consumers of this config (redisrpc.go);
+	// Caddy provisions, starts and stops one config from one goroutine.
+	redisRPCs []*redisRPCRun
 }
 
 // CaddyModule returns the Caddy module information.
@@ -151,6 +159,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 		drain = time.Duration(a.ShutdownTimeout)
 	}
 	a.shared.hub.SetDrainTimeout(drain)
+	if a.RedisRPC != nil {
+		return a.addRedisRPC(a.RedisRPC, nil)
+	}
 	return nil
 }
 
@@ -250,7 +261,10 @@ func (a *App) Start() error {
 	if err := a.startRetention(); err != nil {
 		return err
 	}
-	return a.startPush()
+	if err := a.startPush(); err != nil {
+		return err
+	}
+	return a.startRedisRPC()
 }
 
 // startRetention hands this config's retention to the data directory's
@@ -280,6 +294,7 @@ func (a *App) startRetention() error {
 // the HTTP servers wait out their grace_period for open requests, and
 // Cleanup then drains them.
 func (a *App) Stop() error {
+	a.stopRedisRPC() // reading stops; requests in flight finish or stay pending
 	if caddy.Exiting() && a.shared != nil {
 		a.shared.hub.StopAccepting()
 	}
@@ -293,6 +308,7 @@ func (a *App) Stop() error {
 // the notifications of turns that ended during the drain are sent; those
 // not sent stay queued for the next start), then the store is closed.
 func (a *App) Cleanup() error {
+	a.stopRedisRPC() // when Start failed after starting some
 	if a.key == "" {
 		return a.releasePush()
 	}

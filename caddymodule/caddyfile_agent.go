@@ -219,6 +219,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	attachment_media_types <type…>
 //	push { … } (see unmarshalPush)
 //	limits <principal|*> { … } (see unmarshalLimits)
+//	redis_rpc { … } (see unmarshalRedisRPC)
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -338,6 +339,12 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, err
 		}
 		h.Push = p
+	case "redis_rpc":
+		r, err := unmarshalRedisRPC(d)
+		if err != nil {
+			return true, err
+		}
+		h.RedisRPC = r
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {

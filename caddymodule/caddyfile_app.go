@@ -21,6 +21,7 @@ func init() {
 //			store sqlite
 //			durability full|normal
 //			shutdown_timeout <duration>
+//			redis_rpc { … } (see unmarshalRedisRPC)
 //		}
 //	}
 func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
@@ -48,6 +49,14 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 				return nil, err
 			}
 			app.Retention = r
+			continue
+		}
+		if opt == "redis_rpc" {
+			r, err := unmarshalRedisRPC(d)
+			if err != nil {
+				return nil, err
+			}
+			app.RedisRPC = r
 			continue
 		}
 		var val string
