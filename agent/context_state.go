@@ -12,8 +12,9 @@ import (
 // creating it, bound to cwd) when it is not in memory, and the workspace
 // it is bound to. Concurrent first messages of a context agree on one
 // binding: the creator reads or writes the store while the others wait
-// for it.
-func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convContext, string) {
+// for it. minted says the id was generated for this turn (no record can
+// exist: the store is not read).
+func (s *Service) contextFor(ctx context.Context, owner, id, cwd string, minted bool) (*convContext, string) {
 	key := ctxKey{owner: owner, id: id}
 	c, created := s.hub.contexts.get(key, func() *convContext {
 		return &convContext{backend: s.cfg.Backend, ready: make(chan struct{})}
@@ -23,7 +24,11 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convC
 		return c, c.cwd
 	}
 	bound := cwd
-	rec, err := s.st.GetContext(ctx, owner, id)
+	var rec *store.ContextRecord
+	err := store.ErrNotFound
+	if !minted {
+		rec, err = s.st.GetContext(ctx, owner, id)
+	}
 	switch {
 	case err == nil:
 		bound = rec.Cwd

@@ -95,6 +95,10 @@ type turnInput struct {
 	attachments []backend.Attachment
 	credentials map[string]any
 	baseURL     string // of the request that started the turn, for artifact URLs
+	// newContext says the gateway minted the turn's context id just now
+	// (a first message without a contextId): no record can exist, so the
+	// turn does not read the store for it.
+	newContext bool
 	// cwd is the resolved workspace, checked once for file URLs and the
 	// turn alike (INPUT-1): metadata.<ns>.cwd, else the context's bound
 	// one, else the default. badCwd says it was not acceptable, otherCwd

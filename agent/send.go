@@ -46,6 +46,7 @@ func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.Sen
 		// refused before the task is touched: it stays as it was (RPC-6).
 		return nil, zero, nil, workspaceError(s.cfg.Namespace, in.otherCwd)
 	}
+	in.newContext = cont == nil && msg.ContextID == ""
 	task := newTurnTask(cont, msg)
 	return s.launch(ctx, owner, task, msg, in, pushCfg, durable)
 }

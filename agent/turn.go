@@ -98,7 +98,7 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 // otherwise it is another workspace (RPC-6).
 func (s *Service) turnContext(ctx context.Context, owner, id string, in *turnInput) (*convContext, string, string) {
 	cwd := in.cwd
-	c, bound := s.contextFor(ctx, owner, id, cwd)
+	c, bound := s.contextFor(ctx, owner, id, cwd, in.newContext)
 	if bound != cwd {
 		if in.cwdGiven || in.readFiles {
 			return nil, "", msgOtherWorkspace
