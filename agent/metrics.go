@@ -18,6 +18,8 @@ import (
 const (
 	BindingJSONRPC = "jsonrpc"
 	BindingREST    = "rest"
+	// BindingWebSocket is the WebSocket JSON-RPC binding (XPORT-3).
+	BindingWebSocket = "websocket"
 )
 
 // Store operations (the op label of caddy_a2a_store_operation_duration_seconds).

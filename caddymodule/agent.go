@@ -17,6 +17,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
 )
 
 func init() {
@@ -150,6 +151,11 @@ type AgentHandler struct {
 	// (every push operation answers PushNotificationNotSupportedError).
 	Push *PushConfig `json:"push,omitempty"`
 
+	// WebSocket turns the WebSocket JSON-RPC binding on (XPORT-3).
+	// Default: off.
+	WebSocket *WebSocketConfig `json:"websocket,omitempty"`
+
+	ws      *ws.Handler // nil without websocket
 	backend backend.Backend
 	hub     *agent.Hub
 	shared  *sharedState
@@ -187,6 +193,10 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	if h.ws != nil && h.ws.Handles(r) {
+		h.ws.Serve(w, r, principal) // XPORT-3; a2a_auth checked the upgrade
+		return nil
+	}
 	if h.handler.Serve(w, r, principal) {
 		return nil
 	}

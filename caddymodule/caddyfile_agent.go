@@ -218,6 +218,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	text_media_types <type…>
 //	attachment_media_types <type…>
 //	push { … } (see unmarshalPush)
+//	websocket [<path>] { … } (see unmarshalWebSocket)
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -335,6 +336,12 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, err
 		}
 		h.Push = p
+	case "websocket":
+		c, err := unmarshalWebSocket(d)
+		if err != nil {
+			return true, err
+		}
+		h.WebSocket = c
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {
@@ -356,6 +363,9 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	}
 	if h.Push != nil {
 		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
+	}
+	if h.WebSocket != nil {
+		card.WebSocketPath = h.WebSocket.path() // XPORT-3
 	}
 	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)

@@ -60,6 +60,11 @@ type CardHandler struct {
 	// keys of Sign (never HS256 secrets) as a JWKS at this path, for `jku`.
 	JWKSPath string `json:"jwks_path,omitempty"`
 
+	// WebSocketPath, when set, advertises the WebSocket binding
+	// (protocolBinding websocket, XPORT-3) at ws[s]://<base>/<path>. The
+	// a2a directive sets it from its websocket option.
+	WebSocketPath string `json:"websocket_path,omitempty"`
+
 	handler *card.Handler
 }
 
@@ -115,6 +120,7 @@ func (h *CardHandler) options() card.Options {
 		JWKSPath:          h.JWKSPath,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
+		Interfaces:        wsInterface(h.WebSocketPath),
 	}
 }
 
