@@ -105,6 +105,11 @@ func TestWebSocketBinding(t *testing.T) {
 		if c := w.waitFinal(`"c1"`, 10*time.Second); c[0].Payload.Error != nil || !strings.Contains(string(c[0].Payload.Result), "TASK_STATE_CANCELED") {
 			t.Fatalf("CancelTask: %s", c[0].raw)
 		}
+		// The extended card (CARD-8) over the socket lists the binding too.
+		w.request("x1", "GetExtendedAgentCard", map[string]any{}, nil)
+		if x := w.waitFinal(`"x1"`, 5*time.Second); x[0].Payload.Error != nil || !strings.Contains(string(x[0].Payload.Result), `"protocolBinding":"websocket"`) || !strings.Contains(string(x[0].Payload.Result), `"bindings":["JSONRPC","HTTP+JSON","websocket"]`) {
+			t.Fatalf("GetExtendedAgentCard: %s", x[0].raw)
+		}
 		w.request("n1", "NoSuchMethod", map[string]any{}, nil)
 		if n := w.waitFinal(`"n1"`, 5*time.Second); n[0].Payload.Error == nil || n[0].Payload.Error.Code != -32601 {
 			t.Fatalf("unknown method: %s", n[0].raw)

@@ -138,10 +138,10 @@ func (c *conn) cancelRequest(key string) {
 
 // pump sends every event of a stream as a frame, then the final frame;
 // the stream counts as open meanwhile and is closed when it ends, the
-// request is canceled or the connection goes away.
-func (c *conn) pump(ctx context.Context, id []byte, out jsonrpc.Outcome) {
-	defer out.Stream.Close()
-	defer c.h.svc.StreamOpened()()
+// request is canceled or the connection goes away, and release frees the
+// request's slot before the final frame.
+func (c *conn) pump(ctx context.Context, id []byte, out jsonrpc.Outcome, release func()) {
+	closed := c.h.svc.StreamOpened()
 	for {
 		ev, ok := out.Stream.Next(ctx)
 		if !ok {
@@ -149,6 +149,9 @@ func (c *conn) pump(ctx context.Context, id []byte, out jsonrpc.Outcome) {
 		}
 		c.send(wsframe.Encode(id, jsonrpc.EventFrame(out.ID, ev), false))
 	}
+	out.Stream.Close()
+	closed()
+	release()
 	// The final frame is sent on a client's cancel too (the connection
 	// is still there); not once the connection is gone.
 	if c.ctx.Err() == nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -73,19 +74,24 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		defer c.release(key)
 		defer cancel()
-		c.serve(rctx, f.ID, call, f.Payload)
+		// The slot is free before the final frame is written, so a client
+		// may send its next request as soon as it reads it.
+		release := sync.OnceFunc(func() { c.release(key) })
+		defer release()
+		c.serve(rctx, f.ID, call, f.Payload, release)
 	}()
 }
 
-// serve runs one request and writes its frames.
-func (c *conn) serve(ctx context.Context, id json.RawMessage, call agent.Call, payload []byte) {
+// serve runs one request and writes its frames; release frees its
+// in-flight slot just before the final frame.
+func (c *conn) serve(ctx context.Context, id json.RawMessage, call agent.Call, payload []byte, release func()) {
 	out := c.h.d.Handle(ctx, call, payload)
 	if out.Stream != nil {
-		c.pump(ctx, id, out)
+		c.pump(ctx, id, out, release)
 		return
 	}
+	release()
 	switch {
 	case out.Response == nil: // a notification, never answered
 	case errors.Is(context.Cause(ctx), errCanceled) && isError(out.Response):
