@@ -163,13 +163,27 @@ func TestWebSocketBinding(t *testing.T) {
 		if f[0].Payload == nil || f[0].Payload.Error == nil || f[0].Payload.Error.Code != -32700 || !f[0].Final {
 			t.Fatalf("bad JSON: %s, want -32700", f[0].raw)
 		}
-		for i, msg := range []string{`[1,2]`, `"text"`, `{"id":"x","payload":[{"jsonrpc":"2.0"}]}`, `{"id":"y"}`, `{"id":{"o":1},"payload":{}}`} {
-			w.send(msg)
-			time.Sleep(50 * time.Millisecond)
-			fs := w.all()
+		nulls := 1
+		for _, tc := range []struct{ msg, id string }{
+			{`[1,2]`, `null`}, {`"text"`, `null`}, {`{"id":"x","payload":[{"jsonrpc":"2.0"}]}`, `"x"`},
+			{`{"id":"y"}`, `"y"`}, {`{"id":{"o":1},"payload":{}}`, `null`}, {`{"id":"h","payload":{},"headers":{"A2A-Version":1}}`, `"h"`},
+		} {
+			w.send(tc.msg)
+			var fs []wsFrame
+			if tc.id == "null" {
+				nulls++
+				waitFrames(t, w, "null", nulls)
+				for _, f := range w.all() {
+					if string(f.ID) == "null" {
+						fs = append(fs, f)
+					}
+				}
+			} else {
+				fs = w.waitFinal(tc.id, 5*time.Second)
+			}
 			got := fs[len(fs)-1]
-			if got.Payload == nil || got.Payload.Error == nil || got.Payload.Error.Code != -32600 {
-				t.Errorf("message %d %s: answer %s, want -32600", i, msg, got.raw)
+			if got.Payload == nil || got.Payload.Error == nil || got.Payload.Error.Code != -32600 || !got.Final {
+				t.Errorf("message %s: answer %s, want a final -32600 frame", tc.msg, got.raw)
 			}
 		}
 		// A bad payload envelope is the dispatcher's -32600 too.
