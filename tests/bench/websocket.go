@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,8 +60,8 @@ func (m *wsMux) read() {
 			m.mu.Unlock()
 			return
 		}
-		var f wsBenchFrame
-		if json.Unmarshal(b, &f) != nil {
+		f, ok := parseBenchFrame(b)
+		if !ok {
 			continue
 		}
 		m.mu.Lock()
@@ -70,6 +71,34 @@ func (m *wsMux) read() {
 			ch <- f
 		}
 	}
+}
+
+// parseBenchFrame reads a server frame the way the SSE scenario reads an
+// event (no full JSON decode): the gateway writes {"id":…,"payload":…,
+// "final":…} in that order; anything else is decoded as JSON.
+func parseBenchFrame(b []byte) (wsBenchFrame, bool) {
+	const head, mid = `{"id":`, `,"payload":`
+	if bytes.HasPrefix(b, []byte(head)) {
+		rest := b[len(head):]
+		if i := bytes.IndexByte(rest, ','); i > 0 {
+			f := wsBenchFrame{ID: rest[:i], Final: bytes.HasSuffix(b, []byte(`"final":true}`))}
+			if bytes.HasPrefix(rest[i:], []byte(mid)) {
+				f.Payload = rest[i+len(mid) : len(rest)-len(`,"final":false}`)+boolLenDiff(f.Final)]
+			}
+			return f, true
+		}
+	}
+	var f wsBenchFrame
+	return f, json.Unmarshal(b, &f) == nil
+}
+
+// boolLenDiff corrects the payload end for `true` being one byte shorter
+// than `false`.
+func boolLenDiff(final bool) int {
+	if final {
+		return 1
+	}
+	return 0
 }
 
 // call sends one request with payload and calls each for every frame
