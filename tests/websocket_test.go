@@ -252,3 +252,37 @@ func TestWebSocketBinding(t *testing.T) {
 		}
 	})
 }
+
+// TestWebSocketFrameExtensions: a frame's A2A-Extensions header activates
+// a required extension for that request (RPC-3 over XPORT-3), else the
+// upgrade's applies; without either the request is refused with -32008.
+func TestWebSocketFrameExtensions(t *testing.T) {
+	const ext = "urn:example:required:v1"
+	gw := harness.StartGateway(t, `a2a {
+	card {
+		name ws-ext
+		extension `+ext+` required
+	}
+	websocket
+}`)
+	u := wsURL(gw.URL, "/ws")
+	w := dialWS(t, u, http.Header{"A2A-Version": {"1.0"}}, nil)
+	w.request("e0", "ListTasks", map[string]any{}, nil)
+	if f := w.waitFinal(`"e0"`, 5*time.Second); f[0].Payload.Error == nil || f[0].Payload.Error.Code != -32008 {
+		t.Fatalf("without the extension: %s, want -32008", f[0].raw)
+	}
+	w.request("e1", "ListTasks", map[string]any{}, map[string]string{"A2A-Extensions": "urn:other, " + ext})
+	if f := w.waitFinal(`"e1"`, 5*time.Second); f[0].Payload.Error != nil {
+		t.Fatalf("with the extension in the frame's headers: %s", f[0].raw)
+	}
+	w2 := dialWS(t, u, http.Header{"A2A-Version": {"1.0"}, "A2A-Extensions": {ext}}, nil)
+	w2.request("e2", "ListTasks", map[string]any{}, nil)
+	if f := w2.waitFinal(`"e2"`, 5*time.Second); f[0].Payload.Error != nil {
+		t.Fatalf("with the extension on the upgrade: %s", f[0].raw)
+	}
+	// A frame's header replaces the upgrade's.
+	w2.request("e3", "ListTasks", map[string]any{}, map[string]string{"A2A-Extensions": "urn:other"})
+	if f := w2.waitFinal(`"e3"`, 5*time.Second); f[0].Payload.Error == nil || f[0].Payload.Error.Code != -32008 {
+		t.Fatalf("frame header without the extension: %s, want -32008", f[0].raw)
+	}
+}
