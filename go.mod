@@ -7,6 +7,7 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/caddyserver/caddy/v2 v2.11.9
 	github.com/caddyserver/xcaddy v0.4.5
+	github.com/coder/websocket v1.8.15
 	github.com/dustin/go-humanize v1.1.0
 	go.uber.org/zap v1.28.0
 	golang.org/x/crypto v0.57.0

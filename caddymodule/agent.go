@@ -17,6 +17,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
 )
 
 func init() {
@@ -160,6 +161,11 @@ type AgentHandler struct {
 	// (XPORT-5); see RedisRPCConfig. Default: off.
 	RedisRPC *RedisRPCConfig `json:"redis_rpc,omitempty"`
 
+	// WebSocket turns the WebSocket JSON-RPC binding on (XPORT-3).
+	// Default: off.
+	WebSocket *WebSocketConfig `json:"websocket,omitempty"`
+
+	ws      *ws.Handler // nil without websocket
 	backend backend.Backend
 	hub     *agent.Hub
 	shared  *sharedState
@@ -197,6 +203,10 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	if h.ws != nil && h.ws.Handles(r) {
+		h.ws.Serve(w, r, principal) // XPORT-3; a2a_auth checked the upgrade
+		return nil
+	}
 	vw, vr := withRequestVars(w, r)
 	served := h.handler.Serve(vw, vr, principal)
 	vw.done(principal)

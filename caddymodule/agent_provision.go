@@ -59,7 +59,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	cfg.OwnerScope, _ = h.ownerScope() // checked by Validate
 	h.hub = app.shared.hub
 	h.shared = app.shared
-	h.handler = binding.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
+	svc := agent.NewService(app.shared.hub, cfg)
+	h.handler = binding.NewHandler(svc, tc)
+	h.wireWebSocket(svc, tc)
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
 	}
@@ -82,6 +84,9 @@ func (h *AgentHandler) Validate() error {
 		return fmt.Errorf("artifact_urls: must be http or file, not %q", h.ArtifactURLs)
 	}
 	if _, _, err := h.thinkingExposure(); err != nil {
+		return err
+	}
+	if err := h.WebSocket.validate(); err != nil {
 		return err
 	}
 	_, err := h.ownerScope()

@@ -220,6 +220,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	push { … } (see unmarshalPush)
 //	limits <principal|*> { … } (see unmarshalLimits)
 //	redis_rpc { … } (see unmarshalRedisRPC)
+//	websocket [<path>] { … } (see unmarshalWebSocket)
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -345,6 +346,12 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, err
 		}
 		h.RedisRPC = r
+	case "websocket":
+		c, err := unmarshalWebSocket(d)
+		if err != nil {
+			return true, err
+		}
+		h.WebSocket = c
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {
@@ -367,6 +374,9 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	if h.Push != nil {
 		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
 		card.PushSign = h.Push.Sign   // published in the JWKS (PUSH-8)
+	}
+	if h.WebSocket != nil {
+		card.WebSocketPath = h.WebSocket.path() // XPORT-3
 	}
 	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)

@@ -65,6 +65,11 @@ type CardHandler struct {
 	// the push block; JSON configs set them to the handler's push.sign.
 	PushSign []jws.SignKey `json:"push_sign,omitempty"`
 
+	// WebSocketPath, when set, advertises the WebSocket binding
+	// (protocolBinding websocket, XPORT-3) at ws[s]://<base>/<path>. The
+	// a2a directive sets it from its websocket option.
+	WebSocketPath string `json:"websocket_path,omitempty"`
+
 	handler *card.Handler
 }
 
@@ -126,6 +131,7 @@ func (h *CardHandler) options() card.Options {
 		JWKSPath:          h.JWKSPath,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
+		Interfaces:        wsInterface(h.WebSocketPath),
 	}
 }
 

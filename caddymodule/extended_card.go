@@ -38,6 +38,9 @@ func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config, tc httpx.Trans
 		GatewayVersion: gatewayVersion(h.cardVersion()),
 		Started:        processStart,
 	}
+	if h.WebSocket != nil {
+		d.Bindings = append(d.Bindings, a2a.BindingWebSocket)
+	}
 	if h.Card != nil && h.Card.PushNotifications {
 		d.Push = "webhook"
 	}

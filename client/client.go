@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,9 @@ type Client struct {
 	opts Options
 	hc   *http.Client
 	ids  atomic.Int64
+
+	wsMu sync.Mutex
+	wsc  *wsConn // the WebSocket connection, dialed on first use
 }
 
 func defaultHTTPClient() *http.Client {
@@ -213,6 +217,9 @@ func wireToA2A(w *jsonrpc.Error) *a2a.Error {
 }
 
 func (c *Client) rpc(ctx context.Context, method string, params, out any) error {
+	if c.WebSocket() {
+		return c.wsRPC(ctx, method, params, out)
+	}
 	resp, err := c.send(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), "application/json")
 	if err != nil {
 		return err
@@ -226,10 +233,16 @@ func decodeRPC(method string, resp *http.Response, out any) error {
 	if err != nil {
 		return transportErr(method+": reading the response", err)
 	}
+	return decodeRPCBody(method, resp.StatusCode, body, out)
+}
+
+// decodeRPCBody decodes a JSON-RPC response body (received with the HTTP
+// status) into out, or its error.
+func decodeRPCBody(method string, status int, body []byte, out any) error {
 	var r jsonrpc.Response
 	if err := json.Unmarshal(body, &r); err != nil || (r.Result == nil && r.Error == nil) {
-		if resp.StatusCode/100 != 2 {
-			return protocolf("%s failed: HTTP %d %s", method, resp.StatusCode, http.StatusText(resp.StatusCode))
+		if status/100 != 2 {
+			return protocolf("%s failed: HTTP %d %s", method, status, http.StatusText(status))
 		}
 		return protocolf("%s: the server did not answer with a JSON-RPC response", method)
 	}
@@ -271,6 +284,9 @@ func isEventStream(resp *http.Response) bool {
 }
 
 func (c *Client) streamRPC(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
+	if c.WebSocket() {
+		return c.wsStream(ctx, method, params, fn)
+	}
 	return c.stream(ctx, method, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params),
 		func(resp *http.Response) error { return decodeRPC(method, resp, nil) },
 		func(data []byte) error {

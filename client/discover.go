@@ -104,8 +104,10 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		want = map[string]bool{a2a.BindingJSONRPC: true}
 	case BindingREST, "http+json":
 		want = map[string]bool{a2a.BindingHTTPJSON: true}
+	case BindingWebSocket:
+		want = map[string]bool{strings.ToUpper(a2a.BindingWebSocket): true}
 	default:
-		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc or rest", binding)
+		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc, rest or websocket", binding)
 	}
 	var seen []string
 	for _, in := range card.SupportedInterfaces {
@@ -117,7 +119,11 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 			continue
 		}
 		u, err := url.Parse(in.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		schemes := map[string]bool{"http": true, "https": true}
+		if strings.EqualFold(in.ProtocolBinding, a2a.BindingWebSocket) {
+			schemes = map[string]bool{"ws": true, "wss": true}
+		}
+		if err != nil || !schemes[u.Scheme] || u.Host == "" {
 			continue
 		}
 		return in, nil

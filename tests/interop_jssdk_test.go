@@ -51,7 +51,8 @@ func interopJSInstall(t *testing.T, dir string) {
 	pkg := filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")
 	if b, err := os.ReadFile(pkg); err == nil {
 		var p struct{ Version string }
-		if json.Unmarshal(b, &p) == nil && p.Version == interopJSSDKVersion {
+		_, wsErr := os.Stat(filepath.Join(dir, "node_modules", "ws", "package.json")) // XPORT-3 interop
+		if json.Unmarshal(b, &p) == nil && p.Version == interopJSSDKVersion && wsErr == nil {
 			return
 		}
 	}

@@ -26,6 +26,8 @@ const (
 	BindingJSONRPC  = "JSONRPC"
 	BindingHTTPJSON = "HTTP+JSON"
 	BindingGRPC     = "GRPC"
+	// BindingWebSocket is the custom WebSocket JSON-RPC binding (XPORT-3).
+	BindingWebSocket = "websocket"
 )
 
 // ProtocolVersion is the A2A version this gateway speaks.

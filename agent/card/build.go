@@ -58,6 +58,7 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 			URL: base, ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion,
 		})
 	}
+	addInterfaces(c, base, rt)
 	for _, s := range cfg.Skills {
 		c.Skills = append(c.Skills, a2a.AgentSkill{
 			ID: s.ID, Name: s.Name, Description: s.Description,

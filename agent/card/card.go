@@ -146,6 +146,9 @@ type Runtime struct {
 	// Bindings lists the enabled protocol bindings, in preference order.
 	// Default: JSONRPC, HTTP+JSON.
 	Bindings []string
+	// Interfaces are interfaces at paths of their own (the WebSocket
+	// binding), advertised after Bindings. Default: none.
+	Interfaces []Interface
 	// Bearer, Basic and APIKey say which auth schemes are enabled.
 	Bearer, Basic, APIKey bool
 	// APIKeyHeader is the API key header name. Default: X-API-Key.

@@ -43,6 +43,9 @@ type Options struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// advertises the thinking-exposure extension.
 	ThinkingTypes []string
+	// Interfaces are interfaces at paths of their own (the WebSocket
+	// binding, XPORT-3), advertised after the default bindings.
+	Interfaces []Interface
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -158,6 +161,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		BearerJWT:         h.schemes.JWT,
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
+		Interfaces:        h.opts.Interfaces,
 	}
 }
 

@@ -67,6 +67,9 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 		}
 		backend echo
 		max_concurrent_turns 20000
+		websocket {
+			max_in_flight 4096
+		}
 	}
 }
 `, ports[0], card, benchToken, principals.String())
@@ -171,6 +174,8 @@ func (r *runner) run() error {
 	}{
 		{"send", r.sendMessage},
 		{"stream", r.streamMessage},
+		{"ws-send", r.wsSendMessage},
+		{"ws-stream", r.wsStreamMessage},
 		{"card", r.card},
 		{"get", r.getTask},
 		{"list", r.listTasks},

@@ -1,0 +1,217 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/wsframe"
+)
+
+// BindingWebSocket forces the WebSocket JSON-RPC interface (XPORT-3).
+const BindingWebSocket = "websocket"
+
+// WebSocket reports whether the client uses the WebSocket binding.
+func (c *Client) WebSocket() bool {
+	return c.Interface.ProtocolBinding == a2a.BindingWebSocket
+}
+
+// Close closes the client's WebSocket connection, if one is open; the
+// HTTP bindings hold nothing to close.
+func (c *Client) Close() error {
+	c.wsMu.Lock()
+	w := c.wsc
+	c.wsc = nil
+	c.wsMu.Unlock()
+	if w == nil {
+		return nil
+	}
+	return w.c.Close(websocket.StatusNormalClosure, "")
+}
+
+// wsConn is the one connection of a client over the WebSocket binding;
+// its requests run concurrently, told apart by frame id.
+type wsConn struct {
+	c       *websocket.Conn
+	mu      sync.Mutex
+	waiters map[string]chan wsframe.Response
+	done    chan struct{}
+	err     error
+}
+
+// wsConnection returns the client's connection, dialing it on first use
+// (the upgrade carries the auth, the headers and A2A-Version).
+func (c *Client) wsConnection(ctx context.Context) (*wsConn, error) {
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	if c.wsc != nil {
+		select {
+		case <-c.wsc.done:
+		default:
+			return c.wsc, nil
+		}
+	}
+	h := http.Header{}
+	for k, v := range c.opts.Headers {
+		h[k] = v
+	}
+	c.opts.Auth.apply(h)
+	h.Set("A2A-Version", a2a.ProtocolVersion)
+	if c.opts.UserAgent != "" {
+		h.Set("User-Agent", c.opts.UserAgent)
+	}
+	conn, resp, err := websocket.Dial(ctx, c.Interface.URL, &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
+	if err != nil {
+		if resp != nil {
+			if e := authError(resp); e != nil {
+				return nil, e
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, &Error{Kind: KindInterrupted, Msg: "interrupted"}
+		}
+		return nil, transportErr("connecting to "+RedactURL(c.Interface.URL), err)
+	}
+	conn.SetReadLimit(MaxResponseSize)
+	w := &wsConn{c: conn, waiters: map[string]chan wsframe.Response{}, done: make(chan struct{})}
+	go w.read()
+	c.wsc = w
+	return w, nil
+}
+
+// read hands every frame to the waiter of its id until the connection
+// ends; frames of a request nobody waits for any more are dropped.
+func (w *wsConn) read() {
+	defer close(w.done)
+	for {
+		_, b, err := w.c.Read(context.Background())
+		if err != nil {
+			w.mu.Lock()
+			w.err = err
+			w.mu.Unlock()
+			return
+		}
+		var f wsframe.Response
+		if json.Unmarshal(b, &f) != nil {
+			continue
+		}
+		w.mu.Lock()
+		ch := w.waiters[string(f.ID)]
+		w.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- f:
+			case <-w.done:
+			}
+		}
+	}
+}
+
+// wsRoundTrip sends method with params as one request and hands each
+// frame answering it to each until each reports the request done, the
+// connection ends or ctx is done (then the request is canceled by frame).
+func (c *Client) wsRoundTrip(ctx context.Context, method string, params any, each func(wsframe.Response) (bool, error)) error {
+	w, err := c.wsConnection(ctx)
+	if err != nil {
+		return err
+	}
+	n := c.ids.Add(1)
+	id := json.RawMessage(strconv.Quote("c" + strconv.FormatInt(n, 10)))
+	payload, err := json.Marshal(jsonrpc.NewRequest(n, method, params))
+	if err != nil {
+		return Usagef("encoding the request: %v", err)
+	}
+	frame, _ := json.Marshal(wsframe.Request{ID: id, Payload: payload})
+	ch := make(chan wsframe.Response, 64)
+	w.mu.Lock()
+	w.waiters[string(id)] = ch
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.waiters, string(id))
+		w.mu.Unlock()
+	}()
+	if err := w.c.Write(ctx, websocket.MessageText, frame); err != nil {
+		return c.wsErr(ctx, w, method, err)
+	}
+	for {
+		select {
+		case f := <-ch:
+			done, err := each(f)
+			if err != nil || done {
+				if !f.Final {
+					w.cancel(id)
+				}
+				return err
+			}
+		case <-w.done:
+			return c.wsErr(ctx, w, method, w.err)
+		case <-ctx.Done():
+			w.cancel(id)
+			return c.wsErr(ctx, w, method, ctx.Err())
+		}
+	}
+}
+
+// cancel asks the server to stop the request id (best effort).
+func (w *wsConn) cancel(id json.RawMessage) {
+	b, _ := json.Marshal(wsframe.Request{ID: id, Cancel: true})
+	ctx, done := context.WithTimeout(context.Background(), 2*time.Second)
+	defer done()
+	_ = w.c.Write(ctx, websocket.MessageText, b)
+}
+
+// wsErr is the client error of a failed request: interrupted, timed out
+// or the connection lost.
+func (c *Client) wsErr(ctx context.Context, w *wsConn, method string, err error) error {
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return transportErr(method+": timed out", nil)
+		}
+		return &Error{Kind: KindInterrupted, Msg: "interrupted"}
+	}
+	var ce websocket.CloseError
+	if errors.As(err, &ce) && ce.Code == websocket.StatusMessageTooBig {
+		return protocolf("%s: the request is larger than the server accepts", method)
+	}
+	return transportErr(method+": the WebSocket connection to "+RedactURL(c.Interface.URL)+" broke", err)
+}
+
+// wsRPC runs a unary method over the WebSocket binding.
+func (c *Client) wsRPC(ctx context.Context, method string, params, out any) error {
+	return c.wsRoundTrip(ctx, method, params, func(f wsframe.Response) (bool, error) {
+		if f.Payload == nil {
+			return true, protocolf("%s: the server ended the request without an answer", method)
+		}
+		return true, decodeRPCBody(method, http.StatusOK, f.Payload, out)
+	})
+}
+
+// wsStream runs a streaming method over the WebSocket binding: one event
+// per frame until the final frame.
+func (c *Client) wsStream(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
+	return c.wsRoundTrip(ctx, method, params, func(f wsframe.Response) (bool, error) {
+		if f.Final {
+			if f.Payload != nil { // refused before the stream opened
+				return true, decodeRPCBody(method, http.StatusOK, f.Payload, nil)
+			}
+			return true, nil
+		}
+		var r jsonrpc.Response
+		if err := json.Unmarshal(f.Payload, &r); err != nil {
+			return true, protocolf("%s: bad stream event: %v", method, err)
+		}
+		if r.Error != nil {
+			return true, rpcErr(method, wireToA2A(r.Error))
+		}
+		return false, decodeEvent(method, r.Result, fn)
+	})
+}
