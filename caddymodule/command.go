@@ -24,4 +24,5 @@ Exit codes: 0 success (including input-required), 1 task failed, canceled or
 rejected, 2 usage error, 3 transport, auth or protocol error.`,
 		CobraFunc: cli.Build,
 	})
+	cli.SetStdioOpener(openStdio) // `caddy a2a stdio` (XPORT-4), stdio.go
 }
