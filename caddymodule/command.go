@@ -19,6 +19,7 @@ func init() {
   caddy a2a task get|list|cancel|subscribe
   caddy a2a card get URL
   caddy a2a push create|get|list|delete
+  caddy a2a stdio --config FILE        serve a site on stdin/stdout (NDJSON JSON-RPC)
 
 Exit codes: 0 success (including input-required), 1 task failed, canceled or
 rejected, 2 usage error, 3 transport, auth or protocol error.`,
