@@ -92,8 +92,11 @@ Logs go to stderr. Every request runs as the local user (or --principal); the
 site's auth is not applied: stdio trusts the process that started it. At EOF
 on stdin the requests already read finish, running turns drain as at shutdown,
 and the command exits 0.`,
-		Args: cobra.NoArgs,
-		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+		Args: anyArgs,
+		RunE: runE(func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("stdio takes no arguments (got %q); the config is --config FILE", args[0])
+			}
 			return runStdio(cmd.Context(), cfg, principal, exts)
 		}),
 	}
