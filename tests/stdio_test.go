@@ -462,3 +462,46 @@ func listeningSockets(t *testing.T, pid int) int {
 	}
 	return n
 }
+
+// XPORT-4, PUSH-4: stdio runs the site's push engine: a task created over
+// stdio with an inline push config is delivered to the webhook.
+func TestStdioPush(t *testing.T) {
+	dir := t.TempDir()
+	recv := newPushReceiver(t)
+	cfg := fmt.Sprintf(`{
+	admin off
+	persist_config off
+	a2a {
+		data_dir %s/data
+	}
+}
+
+http://127.0.0.1:%d {
+	a2a {
+		card {
+			name stdio-push
+		}
+		push {
+			queue local-file
+			allow_private_networks 127.0.0.0/8
+			timeout 2s
+		}
+	}
+}
+`, dir, harness.FreePort(t))
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startStdio(t, dir)
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"pm1","role":"ROLE_USER","parts":[{"text":"push me"}]},"configuration":{"taskPushNotificationConfig":{"url":%q,"token":"tok-stdio"}}}}`, recv.srv.URL+"/ok"))
+	task := stdioTask(t, p.nextFor("1", nil))
+	h := recv.waitHits(t, "/ok", 1, 15*time.Second)[0]
+	su, _ := h.Body["statusUpdate"].(map[string]any)
+	if su == nil || su["taskId"] != task.ID || h.Token != "tok-stdio" {
+		t.Fatalf("push delivery %+v, want the stdio task %s with its token", h, task.ID)
+	}
+	if code := p.closeAndWait(30 * time.Second); code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
+	}
+	p.checkAllJSON()
+}
