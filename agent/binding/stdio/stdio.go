@@ -34,7 +34,7 @@ const (
 	// HTTP bindings' default body limit).
 	DefaultMaxLineBytes = 32 << 20
 	// DefaultMaxInFlight is the default of Options.MaxInFlight.
-	DefaultMaxInFlight = 256
+	DefaultMaxInFlight = 1024
 )
 
 // Options tune Serve. Zero values take the documented defaults.
@@ -48,9 +48,9 @@ type Options struct {
 	// DefaultMaxLineBytes.
 	MaxLineBytes int64
 	// MaxInFlight bounds the requests running at once (open streams
-	// included); a line read while that many run is answered at once with
-	// an error instead of being run, so the reader never blocks on its
-	// writer. Default DefaultMaxInFlight.
+	// included); while that many run, reading pauses until one ends
+	// (backpressure: a file piped in is worked through, not refused).
+	// Default DefaultMaxInFlight.
 	MaxInFlight int
 	// Grace is how long, once the input ends (EOF) or ctx is done, the
 	// requests already read may run before Shutdown is called, like an
@@ -171,8 +171,8 @@ func (s *session) readAll(ctx context.Context, in io.Reader) error {
 		case l := <-lines:
 			if l.tooLong {
 				s.w.write(s.d.Refuse(nil, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the line exceeds %d bytes", s.opts.MaxLineBytes)).Response)
-			} else if len(l.b) > 0 {
-				s.run(l.b)
+			} else if len(l.b) > 0 && !s.run(ctx, l.b) {
+				return nil
 			}
 			if errors.Is(l.err, io.EOF) {
 				return nil
@@ -184,14 +184,15 @@ func (s *session) readAll(ctx context.Context, in io.Reader) error {
 	}
 }
 
-// run starts one request, or refuses it when MaxInFlight already run.
-func (s *session) run(msg []byte) {
+// run starts one request once fewer than MaxInFlight run; false when ctx
+// ended or the output failed while it waited.
+func (s *session) run(ctx context.Context, msg []byte) bool {
 	select {
 	case s.slots <- struct{}{}:
-	default:
-		call, _ := rpc.ParseCall(msg)
-		s.w.write(s.d.Refuse(call.ID, call.Method, a2a.NewError(a2a.CodeInternalError, "Internal error: %d requests are already running; retry when one has been answered", s.opts.MaxInFlight)).Response)
-		return
+	case <-ctx.Done():
+		return false
+	case <-s.w.failed:
+		return false
 	}
 	s.wg.Add(1)
 	go func() {
@@ -206,6 +207,7 @@ func (s *session) run(msg []byte) {
 			s.w.write(out.Response)
 		}
 	}()
+	return true
 }
 
 // pump writes every event of a stream, then its final line. The stream is

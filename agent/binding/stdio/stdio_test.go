@@ -356,22 +356,27 @@ func TestStdioGraceThenShutdown(t *testing.T) {
 	}
 }
 
-// XPORT-4: a line read while MaxInFlight requests run is refused at once
-// with its id; the reader never blocks.
+// XPORT-4: while MaxInFlight requests run, reading pauses: the next line
+// runs once the open stream has ended, and is answered then, not refused.
 func TestStdioInFlightBound(t *testing.T) {
-	e := newEnv(t, time.Hour, Options{MaxInFlight: 1})
+	e := newEnv(t, 100*time.Millisecond, Options{MaxInFlight: 1})
 	e.send(sendLine("a", a2a.MethodSendStreamingMessage, "holds the slot"))
 	if r := e.next(); string(r.ID) != `"a"` || r.Error != nil {
 		t.Fatalf("first stream: %s %+v", r.ID, r.Error)
 	}
 	e.send(`{"jsonrpc":"2.0","id":"b","method":"GetTask","params":{"id":"x"}}`)
+	final := false
 	for {
 		r := e.next()
 		if string(r.ID) == `"a"` {
-			continue // events of the stream
+			final = final || r.Final
+			continue
 		}
-		if string(r.ID) != `"b"` || r.Error == nil || r.Error.Code != a2a.CodeInternalError {
-			t.Fatalf("second request: id %s error %+v, want an immediate -32603 for b", r.ID, r.Error)
+		if string(r.ID) != `"b"` || r.Error == nil || r.Error.Code != a2a.CodeTaskNotFound {
+			t.Fatalf("second request: id %s error %+v, want TaskNotFound for b", r.ID, r.Error)
+		}
+		if !final {
+			t.Fatal("the second request was answered while the first held the only slot")
 		}
 		break
 	}
