@@ -36,6 +36,10 @@ const (
 // could not be read).
 const methodUnknown = "unknown"
 
+// BindingStdio is the binding label of requests read on the stdio carrier
+// (XPORT-4, `caddy a2a stdio`).
+const BindingStdio = "stdio"
+
 // knownMethods bounds the method label.
 var knownMethods = map[string]bool{
 	a2a.MethodSendMessage: true, a2a.MethodSendStreamingMessage: true, a2a.MethodGetTask: true,

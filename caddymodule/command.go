@@ -19,9 +19,11 @@ func init() {
   caddy a2a task get|list|cancel|subscribe
   caddy a2a card get URL
   caddy a2a push create|get|list|delete
+  caddy a2a stdio --config FILE        serve a site on stdin/stdout (NDJSON JSON-RPC)
 
 Exit codes: 0 success (including input-required), 1 task failed, canceled or
 rejected, 2 usage error, 3 transport, auth or protocol error.`,
 		CobraFunc: cli.Build,
 	})
+	cli.SetStdioOpener(openStdio) // `caddy a2a stdio` (XPORT-4), stdio.go
 }
