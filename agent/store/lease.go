@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrLocalLeases is returned by a ContextLeaser whose store is not shared:
+// the caller's in-process busy flag is the only lease (SQLite).
+var ErrLocalLeases = errors.New("context leases are in-process")
+
+// ContextLeaser is implemented by stores shared by several instances: the
+// busy flag of a context is a lease in the store, so that one turn runs
+// per context across instances (SCALE-3). The agent takes it after its
+// in-process flag and holds it, renewed, while the turn runs.
+type ContextLeaser interface {
+	// TryLeaseContext takes the busy lease of the owner's context for ttl
+	// when no one holds it: ok is false when another holder has it. err is
+	// ErrLocalLeases when the store keeps no shared leases.
+	TryLeaseContext(ctx context.Context, owner, id string, ttl time.Duration) (l ContextLease, ok bool, err error)
+}
+
+// ContextLease is a held context lease.
+type ContextLease interface {
+	// Renew extends the lease to ttl from now; false when it was lost
+	// (expired and taken by another holder).
+	Renew(ctx context.Context, ttl time.Duration) (bool, error)
+	// Release gives the lease up if it is still held.
+	Release(ctx context.Context) error
+}
+
+// TryLeaseContext forwards to the open store, or says ErrLocalLeases when
+// it keeps no shared leases.
+func (d *Deferred) TryLeaseContext(ctx context.Context, owner, id string, ttl time.Duration) (ContextLease, bool, error) {
+	s, err := d.get(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if l, ok := s.(ContextLeaser); ok {
+		return l.TryLeaseContext(ctx, owner, id, ttl)
+	}
+	return nil, false, ErrLocalLeases
+}
