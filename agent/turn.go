@@ -65,6 +65,7 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}
 	// The context lease first, then a concurrency slot: a message waiting
 	// for its busy context must not hold a slot other contexts could use.
+	waitUntil := time.Now().Add(s.cfg.ContextWait)
 	c, cwd, refused := s.turnContext(ctx, r.owner, msg.ContextID, in)
 	if refused != "" {
 		text = refused
@@ -79,6 +80,20 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		return
 	}
 	defer c.release()
+	// The same context on other instances (SCALE-3; no-op on SQLite).
+	releaseShared, leased, failed := s.leaseShared(ctx, c, waitUntil)
+	if !leased {
+		switch {
+		case errors.Is(context.Cause(ctx), errCanceledByClient):
+			state, text = a2a.TaskStateCanceled, msgCanceled
+		case failed:
+			text = msgTransient
+		default:
+			text = msgAlreadyWorking
+		}
+		return
+	}
+	defer releaseShared()
 	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
 		text = msgBusy
 		return

@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// startRedis runs a throwaway redis-server on a free loopback port; the
+// test fails without redis-server.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is required: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for range 200 {
+		if c.Ping(context.Background()).Err() == nil {
+			return addr
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal("redis-server did not answer")
+	return ""
+}
+
+// newSharedEnv starts an endpoint (an "instance") over its own Redis store
+// connection to addr.
+func newSharedEnv(t *testing.T, addr string, cfg Config) *testEnv {
+	t.Helper()
+	st, err := store.OpenRedis(context.Background(), store.RedisOptions{URLs: []string{"redis://" + addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := NewHub(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := NewService(hub, cfg)
+	h := NewHandler(svc, TransportConfig{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
+			http.Error(w, "not an A2A route", http.StatusTeapot)
+		}
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		_ = hub.Close()
+		srv.Close()
+		_ = st.Close()
+	})
+	return &testEnv{t: t, hub: hub, svc: svc, h: h, srv: srv}
+}
+
+// TestSharedContextLease (SCALE-3): two instances on one Redis store. A
+// message on B for a context whose turn runs on A waits context_wait and
+// ends "Task is already working."; with a longer context_wait it waits
+// for A's turn to end and then runs.
+func TestSharedContextLease(t *testing.T) {
+	addr := startRedis(t)
+	gA, gB := newGate(), newGate()
+	wait := 300 * time.Millisecond
+	a := newSharedEnv(t, addr, Config{Backend: gA, ContextWait: wait})
+	b := newSharedEnv(t, addr, Config{Backend: gB, ContextWait: wait})
+	bLong := newSharedEnv(t, addr, Config{Backend: gB, ContextWait: 5 * time.Second})
+
+	t1 := a.send("", immediate(inContext(msg("first"), "c1")))
+	gA.waitStarted(t)
+	start := time.Now()
+	t2 := b.send("", sendReq(inContext(msg("second"), "c1")))
+	took := time.Since(start)
+	if t2.Status.State != a2a.TaskStateFailed || statusText(t2) != "Task is already working." {
+		t.Fatalf("second message on B: %s %q, want FAILED \"Task is already working.\"", t2.Status.State, statusText(t2))
+	}
+	if took < wait-20*time.Millisecond {
+		t.Fatalf("B refused after %v, want it to wait about %v (context_wait)", took, wait)
+	}
+	// Another context is not blocked by A's lease.
+	gB.release <- struct{}{}
+	if t3 := b.send("", sendReq(inContext(msg("other"), "c2"))); t3.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("other context on B: %s %q", t3.Status.State, statusText(t3))
+	}
+	<-gB.started
+
+	// context_wait across instances: B waits while A's turn ends.
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		gA.release <- struct{}{}
+		gB.release <- struct{}{}
+	}()
+	t4 := bLong.send("", sendReq(inContext(msg("fourth"), "c1")))
+	if t4.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("B after A's turn: %s %q, want INPUT_REQUIRED", t4.Status.State, statusText(t4))
+	}
+	// A's task, read on B (shared tasks).
+	if got := b.waitState("", t1.ID, a2a.TaskStateInputRequired, 5*time.Second); got.ContextID != "c1" {
+		t.Fatalf("A's task on B: %+v", got)
+	}
+}
+
+// historyBackend keeps the prompts of a context in its session state and
+// answers with all of them, like a chat backend keeping history.
+type historyBackend struct{}
+
+func (historyBackend) RunTurn(_ context.Context, req *backend.TurnRequest, emit backend.Emit) error {
+	st := string(req.Session.State)
+	if st != "" {
+		st += "|"
+	}
+	st += req.Prompt
+	req.Session.State = []byte(st)
+	return emit(backend.Event{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: st})
+}
+
+// TestSharedSessionState (SCALE-1/3): the backend's session state of a
+// context moves with the context between instances, also to an instance
+// that ran the context before (its cached state is reloaded).
+func TestSharedSessionState(t *testing.T) {
+	addr := startRedis(t)
+	a := newSharedEnv(t, addr, Config{Backend: historyBackend{}})
+	b := newSharedEnv(t, addr, Config{Backend: historyBackend{}})
+	for i, step := range []struct {
+		env  *testEnv
+		text string
+		want string
+	}{{a, "one", "one"}, {b, "two", "one|two"}, {a, "three", "one|two|three"}} {
+		got := step.env.send("alice", sendReq(inContext(msg(step.text), "ctx")))
+		if got.Status.State != a2a.TaskStateCompleted || !containsText(got, step.want) {
+			t.Fatalf("turn %d: %s, want a reply %q: %+v", i+1, got.Status.State, step.want, got)
+		}
+	}
+}
+
+func containsText(t a2a.Task, want string) bool {
+	if statusText(t) == want {
+		return true
+	}
+	for _, m := range t.History {
+		if messageText(m) == want {
+			return true
+		}
+	}
+	for _, art := range t.Artifacts {
+		for _, p := range art.Parts {
+			if p.Text != nil && *p.Text == want {
+				return true
+			}
+		}
+	}
+	return false
+}
