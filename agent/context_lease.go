@@ -43,7 +43,9 @@ func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Ti
 			return nil, false, true
 		}
 		if got {
-			s.refreshSession(ctx, c)
+			if !c.fresh.Swap(false) {
+				s.refreshSession(ctx, c)
+			}
 			return s.keepLease(l), true, false
 		}
 		wait := time.Until(until)

@@ -37,6 +37,7 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string) (*convC
 		s.cfg.Logger.Error("reading context", errField(err))
 	}
 	c.cwd = bound
+	c.fresh.Store(true)
 	close(c.ready)
 	return c, c.cwd
 }

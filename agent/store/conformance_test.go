@@ -105,6 +105,13 @@ func eachStore(t *testing.T, fn func(t *testing.T, s FullStore)) {
 		fn(t, openTest(t, filepath.Join(t.TempDir(), "data", "a2a.db"), SQLiteOptions{}))
 	})
 	t.Run("redis", func(t *testing.T) { fn(t, newTestRedis(t)) })
+	// The cluster code path (record and index in two scripts), on the
+	// same standalone server.
+	t.Run("redis-cluster-path", func(t *testing.T) {
+		s := newTestRedis(t)
+		s.cluster = true
+		fn(t, s)
+	})
 }
 
 // TestCountsFollowMoves: after tasks move between states and contexts,

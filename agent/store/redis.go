@@ -51,6 +51,7 @@ type Redis struct {
 	c       redis.UniversalClient
 	p       string // key prefix
 	maxBlob int64
+	cluster bool // keys of different hash tags live in different slots
 	closed  atomic.Bool
 	closeMu sync.Mutex
 	closed1 bool
@@ -80,7 +81,8 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 	if maxBlob <= 0 {
 		maxBlob = DefaultMaxSharedBlobBytes
 	}
-	return &Redis{c: c, p: p, maxBlob: maxBlob}, nil
+	_, cluster := c.(*redis.ClusterClient)
+	return &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster}, nil
 }
 
 // Client returns the underlying client (tests and diagnostics).

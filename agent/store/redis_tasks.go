@@ -37,8 +37,38 @@ return {v}
 //
 // KEYS[1] the owner's index hash (task id → "version|ctx|state|member").
 // ARGV task id, version, context key part, state, member, sorted set base key.
-var indexScript = redis.NewScript(`
-local base = ARGV[6]
+var indexScript = redis.NewScript(indexLua)
+
+const indexLua = `
+local function index(ix, id, ver, cpart, state, m, base)
+` + indexBody + `
+end
+return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+`
+
+// putIndexedScript is putTaskScript then indexScript in one script, for
+// deployments without cluster slots (standalone, Sentinel): the record
+// and its index change atomically, in one round trip.
+//
+// KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] owner index hash.
+// ARGV as putTaskScript, then task id, context key part, member, sorted
+// set base key.
+var putIndexedScript = redis.NewScript(`
+local o = redis.call('HGET', KEYS[1], 'o')
+if o and o ~= ARGV[1] then return false end
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', ARGV[2], 's', ARGV[3], 'ts', ARGV[4], 'b', ARGV[5])
+if ARGV[6] == '' then redis.call('HDEL', KEYS[1], 'a') else redis.call('HSET', KEYS[1], 'a', ARGV[6]) end
+local function index(ix, id, ver, cpart, state, m, base)
+` + indexBody + `
+end
+index(KEYS[3], ARGV[8], v, ARGV[9], ARGV[3], ARGV[10], ARGV[11])
+if ARGV[7] == '1' then return {v, redis.call('HVALS', KEYS[2])} end
+return {v}
+`)
+
+// indexBody is the body of indexScript over named arguments.
+const indexBody = `
 local function sets(c, s)
   local k = {base}
   if c ~= '' then k[#k+1] = base .. ':c:' .. c end
@@ -46,20 +76,20 @@ local function sets(c, s)
   if c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
   return k
 end
-local old = redis.call('HGET', KEYS[1], ARGV[1])
+local old = redis.call('HGET', ix, id)
 if old then
-  local v, c, s, m = string.match(old, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
-  if tonumber(v) >= tonumber(ARGV[2]) then return 0 end
-  if c == ARGV[3] and s == ARGV[4] and m == ARGV[5] then
-    redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. c .. '|' .. s .. '|' .. m)
+  local ov, c, s, om = string.match(old, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
+  if tonumber(ov) >= tonumber(ver) then return 0 end
+  if c == cpart and s == state and om == m then
+    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. m)
     return 1
   end
-  for _, k in ipairs(sets(c, s)) do redis.call('ZREM', k, m) end
+  for _, k in ipairs(sets(c, s)) do redis.call('ZREM', k, om) end
 end
-for _, k in ipairs(sets(ARGV[3], ARGV[4])) do redis.call('ZADD', k, 0, ARGV[5]) end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. ARGV[3] .. '|' .. ARGV[4] .. '|' .. ARGV[5])
+for _, k in ipairs(sets(cpart, state)) do redis.call('ZADD', k, 0, m) end
+redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. m)
 return 1
-`)
+`
 
 // encodedTask is a task ready to be written.
 type encodedTask struct {
@@ -103,9 +133,11 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 }
 
 // PutTask inserts or replaces the owner's task; ErrNotFound when the id
-// belongs to another owner. The record is written atomically, then the
-// owner's list indexes (another slot in a cluster): a crash between the
-// two leaves the index one version behind until the task's next write.
+// belongs to another owner. Without cluster slots the record and the
+// owner's list indexes change in one script. In a cluster (the index is
+// another slot) the record is written atomically, then the index: a crash
+// between the two leaves the index one version behind until the task's
+// next write.
 func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	_, err := s.putTask(ctx, owner, t, false)
 	return err
@@ -125,6 +157,18 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 	if configs {
 		want = "1"
 	}
+	if !s.cluster {
+		res, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
+			owner, e.contextID, e.state, e.statusMS, e.body, e.arts, want,
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Slice()
+		if errors.Is(err, redis.Nil) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, s.opErr("writing task", err)
+		}
+		return scriptConfigs(res), nil
+	}
 	res, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id)},
 		owner, e.contextID, e.state, e.statusMS, e.body, e.arts, want).Slice()
 	if errors.Is(err, redis.Nil) {
@@ -134,6 +178,17 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 		return nil, s.opErr("writing task", err)
 	}
 	version, _ := res[0].(int64)
+	cfgs := scriptConfigs(res)
+	err = indexScript.Run(ctx, s.c, []string{s.ownerIx(owner)},
+		e.id, version, keyPart(e.contextID), e.state, member(e.statusMS, e.id), s.ownerBase(owner)).Err()
+	if err != nil {
+		return nil, s.opErr("indexing task", err)
+	}
+	return cfgs, nil
+}
+
+// scriptConfigs returns the push configs a task script returned.
+func scriptConfigs(res []any) []string {
 	var cfgs []string
 	if len(res) > 1 {
 		if vals, ok := res[1].([]any); ok {
@@ -144,12 +199,7 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 			}
 		}
 	}
-	err = indexScript.Run(ctx, s.c, []string{s.ownerIx(owner)},
-		e.id, version, keyPart(e.contextID), e.state, member(e.statusMS, e.id), s.ownerBase(owner)).Err()
-	if err != nil {
-		return nil, s.opErr("indexing task", err)
-	}
-	return cfgs, nil
+	return cfgs
 }
 
 // PutTaskNoWait is PutTask with a timeout of its own: the write has
