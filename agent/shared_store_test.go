@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,7 +54,13 @@ func startRedis(t *testing.T) string {
 // connection to addr.
 func newSharedEnv(t *testing.T, addr string, cfg Config) *testEnv {
 	t.Helper()
-	st, err := store.OpenRedis(context.Background(), store.RedisOptions{URLs: []string{"redis://" + addr}})
+	return newSharedEnvMax(t, addr, 0, cfg)
+}
+
+// newSharedEnvMax is newSharedEnv with max_shared_blob_bytes maxBlob.
+func newSharedEnvMax(t *testing.T, addr string, maxBlob int64, cfg Config) *testEnv {
+	t.Helper()
+	st, err := store.OpenRedis(context.Background(), store.RedisOptions{URLs: []string{"redis://" + addr}, MaxSharedBlobBytes: maxBlob})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +180,41 @@ func containsText(t a2a.Task, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestSharedArtifactDownload (SCALE-1): an artifact payload stored by a
+// turn on A downloads from B, whose data directory never had it; a
+// payload over max_shared_blob_bytes fails the turn.
+func TestSharedArtifactDownload(t *testing.T) {
+	addr := startRedis(t)
+	payload := strings.Repeat("shared bytes ", 3) // 39 bytes
+	events := func(req *backend.TurnRequest) []backend.Event {
+		p := payload
+		if req.Prompt == "big" {
+			p = strings.Repeat("x", 65)
+		}
+		return []backend.Event{
+			{V: 1, Type: backend.EventArtifact, ArtifactID: "a1", Name: "out", MediaType: "text/plain", Filename: "out.txt", Text: p},
+			{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeCompleted, Text: "done"},
+		}
+	}
+	cfg := func() Config {
+		return Config{Backend: artScript{events: events}, ArtifactDir: t.TempDir(), MaxArtifactBytes: 1 << 20}
+	}
+	a := newSharedEnvMax(t, addr, 64, cfg())
+	b := newSharedEnvMax(t, addr, 64, cfg())
+	task := a.send("", sendReq(msg("go")))
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("turn on A: %s %v", task.Status.State, task.Artifacts)
+	}
+	rep := b.do("GET", "/artifacts/"+task.ID+"/a1", nil, v1Headers(""))
+	if rep.status != 200 || string(rep.body) != payload {
+		t.Fatalf("download on B: %d %q, want 200 %q", rep.status, rep.body, payload)
+	}
+	// Another owner cannot fetch it through B either.
+	if rep := b.do("GET", "/artifacts/"+task.ID+"/a1", nil, v1Headers("mallory")); rep.status != 404 {
+		t.Fatalf("foreign download on B: %d", rep.status)
+	}
+	// Over max_shared_blob_bytes (64): the turn fails.
+	a.sendInvalid(sendReq(msg("big")), strings.Repeat("x", 65))
 }

@@ -88,9 +88,6 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 // Client returns the underlying client (tests and diagnostics).
 func (s *Redis) Client() redis.UniversalClient { return s.c }
 
-// MaxSharedBlobBytes is the payload cap the store was opened with.
-func (s *Redis) MaxSharedBlobBytes() int64 { return s.maxBlob }
-
 // Close waits for queued no-wait writes and closes the connections. Later
 // calls return nil; every other method returns ErrClosed afterwards.
 func (s *Redis) Close() error {
