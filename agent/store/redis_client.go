@@ -42,13 +42,14 @@ func newRedisClient(urls []string) (redis.UniversalClient, error) {
 }
 
 func oneURLClient(raw string) (redis.UniversalClient, error) {
+	if strings.HasPrefix(raw, "redis+sentinel://") || strings.HasPrefix(raw, "rediss+sentinel://") {
+		return sentinelClient(raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, errors.New("redis store: invalid url")
 	}
 	switch u.Scheme {
-	case "redis+sentinel", "rediss+sentinel":
-		return sentinelClient(u)
 	case "redis", "rediss", "unix":
 	default:
 		return nil, errors.New("redis store: url must be redis://, rediss://, unix:// or redis+sentinel://")
@@ -78,14 +79,21 @@ func oneURLClient(raw string) (redis.UniversalClient, error) {
 // sentinelClient parses redis+sentinel://[user:pass@]s1:26379,s2:26379/MASTER[/db]
 // (rediss+sentinel:// for TLS to the master): the user and password are
 // the master's; sentinel_password=… in the query authenticates to the
-// sentinels.
-func sentinelClient(u *url.URL) (redis.UniversalClient, error) {
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if u.Host == "" || parts[0] == "" || len(parts) > 2 {
+// sentinels. A host without a port means 26379.
+func sentinelClient(raw string) (redis.UniversalClient, error) {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	rest, query, _ := strings.Cut(rest, "?")
+	authority, path, _ := strings.Cut(rest, "/")
+	var userinfo string
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		userinfo, authority = authority[:i], authority[i+1:]
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if authority == "" || parts[0] == "" || len(parts) > 2 {
 		return nil, errors.New("redis store: sentinel url must be redis+sentinel://host:port[,host:port…]/MASTER[/db]")
 	}
 	o := &redis.FailoverOptions{MasterName: parts[0]}
-	for _, h := range strings.Split(u.Host, ",") {
+	for _, h := range strings.Split(authority, ",") {
 		if h == "" {
 			continue
 		}
@@ -101,14 +109,22 @@ func sentinelClient(u *url.URL) (redis.UniversalClient, error) {
 		}
 		o.DB = db
 	}
-	if u.User != nil {
+	if userinfo != "" {
+		u, err := url.Parse("x://" + userinfo + "@h/")
+		if err != nil || u.User == nil {
+			return nil, errors.New("redis store: sentinel url: invalid user or password")
+		}
 		o.Username = u.User.Username()
 		o.Password, _ = u.User.Password()
 	}
-	o.SentinelPassword = u.Query().Get("sentinel_password")
-	if u.Scheme == "rediss+sentinel" {
-		// The master is found through the sentinels: its name is checked
-		// against the certificate by go-redis where it knows it.
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, errors.New("redis store: sentinel url: invalid query")
+	}
+	o.SentinelPassword = q.Get("sentinel_password")
+	if scheme == "rediss+sentinel" {
+		// The master is found through the sentinels; its certificate is
+		// verified against the system roots.
 		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	return redis.NewFailoverClient(o), nil
