@@ -2,6 +2,8 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -180,5 +182,42 @@ func TestScaleOutRedisStore(t *testing.T) {
 	// The continued task is now the newest of c1, listed so on A.
 	if ids, total, _ := scaleList(t, a, map[string]any{"contextId": "c1", "pageSize": 1}); total != 3 || len(ids) != 1 || ids[0] != first {
 		t.Fatalf("ListTasks c1 on A after the follow-up: %v total %d", ids, total)
+	}
+}
+
+// TestScaleOutPushRedisStore (SCALE-1, PUSH-1/4): with `store redis`, a
+// push config set through A reads back (unsealed) through B — the
+// instances share the key ring — and a follow-up turn through B notifies
+// the config stored through A.
+func TestScaleOutPushRedisStore(t *testing.T) {
+	addr := harness.StartRedis(t)
+	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis redis://" + addr + "/0\n}"
+	site := pushSite("queue local-file")
+	recv := newPushReceiver(t)
+	a := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	ring, err := os.ReadFile(filepath.Join(a.Dir, "a2a-data", "push.keys"))
+	if err != nil {
+		t.Fatalf("A's key ring: %v", err)
+	}
+	b := harness.StartGatewayWith(t, site, harness.Options{Global: global, Env: []string{"A2A_PUSH_KEYRING=" + string(ring)}})
+
+	task := pushSend(t, a.URL, map[string]any{"url": recv.srv.URL + "/ok", "token": "tok-1"})
+	id := task["id"].(string)
+	first := recv.waitHits(t, "/ok", 1, 10*time.Second)[0]
+	if su, _ := first.Body["statusUpdate"].(map[string]any); su == nil || su["taskId"] != id || first.Token != "tok-1" {
+		t.Fatalf("first delivery: %+v", first)
+	}
+	got, rerr := harness.RPC(t, b.URL, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": id})
+	if rerr != nil || got["url"] != recv.srv.URL+"/ok" || got["token"] != "tok-1" {
+		t.Fatalf("config through B: %v %v", got, rerr)
+	}
+	// A follow-up through B: its state change notifies A's config.
+	scaleSend(t, b.URL, scaleMsg("again", task["contextId"].(string), id))
+	hs := recv.waitHits(t, "/ok", 2, 10*time.Second)
+	if hs[1].DeliveryID == hs[0].DeliveryID || hs[1].Token != "tok-1" {
+		t.Fatalf("second delivery: %+v", hs[1])
+	}
+	if su, _ := hs[1].Body["statusUpdate"].(map[string]any); su == nil || su["taskId"] != id {
+		t.Fatalf("second delivery body: %v", hs[1].Body)
 	}
 }
