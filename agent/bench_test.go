@@ -126,3 +126,24 @@ type (
 	timeT     = time.Time
 	durationT = time.Duration
 )
+
+var benchStreamBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC with two vSwitches."}]}}}`)
+
+// BenchmarkSendStreamingMessage measures a SendStreamingMessage through the
+// JSON-RPC binding to its last SSE event: echo backend (3 chunks), durable
+// store.
+func BenchmarkSendStreamingMessage(b *testing.B) {
+	h := benchHandler(b)
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			w := httptest.NewRecorder()
+			h.Serve(w, benchRequest(benchStreamBody), "bench")
+			if !bytes.Contains(w.Body.Bytes(), []byte("TASK_STATE_INPUT_REQUIRED")) {
+				b.Fatalf("unexpected stream: %s", w.Body.String())
+			}
+		}
+	})
+}

@@ -31,6 +31,9 @@ type Call struct {
 	// Extensions are the extension URIs the client asked to activate,
 	// checked by Negotiate (RPC-3).
 	Extensions []string
+	// Info, when set, receives the method, task and context of the call as
+	// the service learns them (AUTH-6 request variables). Optional.
+	Info *RequestInfo
 }
 
 // tenant returns the call's tenant, else the request's.

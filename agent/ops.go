@@ -65,11 +65,17 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 	if err != nil {
 		return nil, err
 	}
-	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
-	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, immediate)
+	ctx, release, err := s.admitTurn(ctx, call, a2a.MethodSendMessage)
 	if err != nil {
 		return nil, err
 	}
+	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
+	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, immediate)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	call.Info.setTask(first.ID, first.ContextID)
 	defer r.unsubscribe(sub)
 	if req.Configuration != nil && req.Configuration.ReturnImmediately {
 		t := s.trimTask(first, hl, true)
@@ -90,6 +96,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 		return nil, errInvalidResponse(id, invalid)
 	}
 	t := s.trimTask(r.snapshot(), hl, true)
+	call.Info.setTaskOf(&t)
 	if m := DirectReply(&t, s.cfg.Namespace); m != nil {
 		return &a2a.SendMessageResponse{Message: m}, nil // a message event's reply (Appendix A)
 	}
@@ -104,16 +111,25 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 	if err != nil {
 		return nil, err
 	}
-	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, true)
+	ctx, release, err := s.admitTurn(ctx, call, a2a.MethodSendStreamingMessage)
 	if err != nil {
 		return nil, err
 	}
+	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, true)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	call.Info.setTask(first.ID, first.ContextID)
 	first = s.trimTask(first, hl, true)
 	return &runStream{first: &first, sub: sub, run: r, cancelOnClose: s.cfg.CancelOnDisconnect}, nil
 }
 
 // GetTask returns the caller's task with historyLength applied (RPC-8).
 func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if err := s.admit(call, a2a.MethodGetTask); err != nil {
+		return nil, err
+	}
 	owner := s.owner(call.Principal)
 	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
@@ -127,6 +143,7 @@ func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskReques
 		return nil, err
 	}
 	out := s.trimTask(*t, hl, true)
+	call.Info.setTaskOf(&out)
 	return &out, nil
 }
 
@@ -152,6 +169,9 @@ func (s *Service) loadTask(ctx context.Context, owner, id string) (*a2a.Task, er
 
 // ListTasks returns one page of the caller's tasks (RPC-9).
 func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	if err := s.admit(call, a2a.MethodListTasks); err != nil {
+		return nil, err
+	}
 	owner := s.owner(call.Principal)
 	req.Tenant = call.tenant(req.Tenant)
 	if err := checkTenant(req.Tenant, ""); err != nil {
@@ -208,6 +228,15 @@ func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRe
 
 // CancelTask cancels a running or input-required task (RPC-10).
 func (s *Service) CancelTask(ctx context.Context, call Call, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if err := s.admit(call, a2a.MethodCancelTask); err != nil {
+		return nil, err
+	}
+	call.Info.setTask(req.ID, "")
+	return s.cancelTask(ctx, call, req)
+}
+
+// cancelTask is CancelTask past the caller's limits.
+func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	owner := s.owner(call.Principal)
 	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
@@ -257,7 +286,7 @@ func (s *Service) CancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 	// Streams waiting on the task join the guard and get its CANCELED event.
 	guard, _ := s.hub.newRun(owner, t)
 	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
-		return s.CancelTask(ctx, call, req)
+		return s.cancelTask(ctx, call, req)
 	}
 	s.hub.adopt(guard)
 	defer func() {
@@ -300,6 +329,10 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 // events; without one within SubscribeIdleTimeout it ends after a final Task
 // snapshot.
 func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.SubscribeToTaskRequest) (Stream, error) {
+	if err := s.admit(call, a2a.MethodSubscribeToTask); err != nil {
+		return nil, err
+	}
+	call.Info.setTask(req.ID, "")
 	owner := s.owner(call.Principal)
 	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
@@ -340,6 +373,9 @@ func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.Subsc
 // GetExtendedAgentCard returns the authenticated extended card (CARD-8) as
 // served at call.BaseURL; call.Tenant is the request's A2A tenant.
 func (s *Service) GetExtendedAgentCard(ctx context.Context, call Call) (*a2a.AgentCard, error) {
+	if err := s.admit(call, a2a.MethodGetExtendedAgentCard); err != nil {
+		return nil, err
+	}
 	if err := checkTenant(call.Tenant, ""); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,11 @@ type run struct {
 	// invalidResponse is the correlation id of a turn that ended FAILED on
 	// invalid backend output: a blocking SendMessage answers -32006.
 	invalidResponse string
+	// trace is the tracing of the request that started the turn (OPS-4).
+	trace turnTrace
+	// release ends the turn's count against its caller's max_turns
+	// (AUTH-6); nil when none applies. Called once the run finishes.
+	release func()
 }
 
 // newRun opens the event log of a turn of t on the hub's bus and returns
@@ -141,6 +146,9 @@ func (r *run) finish() {
 	r.log.Close()
 	r.mu.Unlock()
 	close(r.done)
+	if r.release != nil {
+		r.release()
+	}
 }
 
 // cloneTask copies a task deeply enough that later appends and status

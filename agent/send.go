@@ -111,6 +111,8 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 		return nil, zero, nil, a2a.NewError(a2a.CodeInternalError, "The gateway is shutting down; retry shortly")
 	}
 	r, runCtx := s.hub.newRun(owner, &task)
+	r.release = turnRelease(ctx)
+	r.trace = traceOf(ctx)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
 		r.cancel(nil)
 		r.log.Close()

@@ -103,6 +103,11 @@ type Config struct {
 	// creating one more (by the config methods or inline on SendMessage) is
 	// InvalidParamsError; replacing an existing id is allowed. Default 10.
 	MaxPushConfigsPerTask int
+	// Limits are the per-principal authorization and rate limits (AUTH-6),
+	// keyed by principal name; AnyPrincipal ("*") applies to every
+	// principal without a rule of its own. None: everything is allowed.
+	// Rules are checked on every method of every binding.
+	Limits map[string]LimitRule
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -343,6 +348,7 @@ type Service struct {
 	cfg    Config
 	tokens pageTokens
 	slots  chan struct{}
+	limits *limits
 }
 
 // NewService returns a service with cfg (defaults applied) over hub.
@@ -350,7 +356,7 @@ func NewService(hub *Hub, cfg Config) *Service {
 	cfg = cfg.WithDefaults()
 	hub.setIdleTimeout(cfg.IdleTimeout)
 	cfg.Metrics.watch(hub)
-	return &Service{hub: hub, st: withMetrics(hub.store, cfg.Metrics), cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns)}
+	return &Service{hub: hub, st: withMetrics(hub.store, cfg.Metrics), cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
 }
 
 // Config returns the service's effective configuration.

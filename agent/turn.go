@@ -51,12 +51,15 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	corr := newID()[:8]
 	ts := &turnState{baseURL: in.baseURL}
 	state, text := a2a.TaskStateFailed, ""
+	taskID, ctxID := r.ids()
+	ctx, span := r.trace.start(ctx, s, r.owner, taskID, ctxID)
 	defer func() {
 		if v := recover(); v != nil {
 			s.cfg.Logger.Error("turn panicked", zap.Any("panic", v), zap.String("correlation_id", corr))
 			state, text = a2a.TaskStateFailed, internalMessage(corr)
 		}
 		final := s.finalize(r, state, text, ts)
+		endTurnSpan(span, final.Status.State)
 		s.logTurn(r, final, started, corr, ts)
 	}()
 
@@ -146,7 +149,8 @@ func (s *Service) runTurn(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}
 	treq := &backend.TurnRequest{V: backend.EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
 		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
-		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session}
+		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session,
+		TraceParent: backend.TraceParent(ctx)}
 	before := c.session.State
 	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev backend.Event) error { return s.onEvent(ctx, r, ts, ev) })
 	state, text := s.outcome(ctx, ts, runErr, corr)

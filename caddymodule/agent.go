@@ -67,6 +67,12 @@ type AgentHandler struct {
 	// snapshot (RPC-11). Must be positive. Default: 10m.
 	SubscribeIdleTimeout caddy.Duration `json:"subscribe_idle_timeout,omitempty"`
 
+	// Limits are per-principal authorization and rate limits (AUTH-6),
+	// keyed by principal name; "*" applies to every principal without a
+	// block of its own (the anonymous caller too). Checked on every method
+	// of every binding. Default: none (every method, no rate limit).
+	Limits map[string]*LimitsConfig `json:"limits,omitempty"`
+
 	// MaxBodySize bounds request bodies, in bytes. Default: 33554432 (32 MiB).
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 
@@ -187,7 +193,10 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
-	if h.handler.Serve(w, r, principal) {
+	vw, vr := withRequestVars(w, r)
+	served := h.handler.Serve(vw, vr, principal)
+	vw.done(principal)
+	if served {
 		return nil
 	}
 	aw := &answeredWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}

@@ -70,6 +70,9 @@ func (h *AgentHandler) Validate() error {
 	if h.SubscribeIdleTimeout < 0 {
 		return fmt.Errorf("subscribe_idle_timeout: must be a positive duration")
 	}
+	if err := h.validateLimits(); err != nil {
+		return err
+	}
 	switch h.ArtifactURLs {
 	case "", "http", "file":
 	default:
@@ -153,6 +156,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		CancelOnDisconnect:    h.CancelOnDisconnect,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
+		Limits:                h.limitRules(),
 		Logger:                h.logger,
 		ArtifactURLs:          h.ArtifactURLs,
 		MaxArtifactBytes:      h.MaxArtifactSize,
@@ -227,6 +231,14 @@ func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, 
 // wirePush gets the app's push engine for h.Push (PUSH-1..7), registers
 // its metrics and hands it to the service.
 func (h *AgentHandler) wirePush(ctx caddy.Context, app *App, cfg *agent.Config) error {
+	if len(h.Push.Sign) > 0 && h.Push.SignIssuer == "" && h.Card != nil {
+		h.Push.SignIssuer = h.Card.PublicURL // PUSH-8: iss is the gateway's public URL
+	}
+	for _, k := range h.Push.Sign {
+		if k.KeyFile != "" {
+			denyStatePaths(caddy.NewReplacer().ReplaceKnown(k.KeyFile, "")) // INPUT-1a
+		}
+	}
 	ref, err := app.pushEngine(h.Push, h.logger)
 	if err != nil {
 		return err

@@ -218,6 +218,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	text_media_types <type…>
 //	attachment_media_types <type…>
 //	push { … } (see unmarshalPush)
+//	limits <principal|*> { … } (see unmarshalLimits)
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -245,6 +246,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		return true, durationArg(d, &h.KeepAlive)
 	case "subscribe_idle_timeout":
 		return true, durationArg(d, &h.SubscribeIdleTimeout)
+	case "limits":
+		return true, h.unmarshalLimits(d)
 	case "max_concurrent_turns":
 		n, err := intArg(d)
 		if err == nil && n < 1 {
@@ -356,6 +359,7 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	}
 	if h.Push != nil {
 		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
+		card.PushSign = h.Push.Sign   // published in the JWKS (PUSH-8)
 	}
 	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)

@@ -30,13 +30,14 @@ import (
 //		workers <n>
 //		lease <duration>
 //		max_configs_per_task <n>
+//		sign es256|eddsa { kid …  key_file …  [issuer …]  [ttl …] } (repeatable; see unmarshalPushSign)
 //	}
 func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 	p := &PushConfig{}
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
-	options := newBlockOptions("push", "allow_private_networks")
+	options := newBlockOptions("push", "allow_private_networks", "sign")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
 		if err := options.once(d); err != nil {
@@ -103,6 +104,10 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 				p.MaxConfigsPerTask = n
 			default:
 				p.MaxAttempts = n
+			}
+		case "sign":
+			if err := p.unmarshalPushSign(d); err != nil {
+				return nil, err
 			}
 		case "retry_jitter":
 			var v string

@@ -59,6 +59,11 @@ type CardHandler struct {
 	// JWKSPath, when set (e.g. /.well-known/jwks.json), serves the public
 	// keys of Sign (never HS256 secrets) as a JWKS at this path, for `jku`.
 	JWKSPath string `json:"jwks_path,omitempty"`
+	// PushSign are the push notification signing keys of the site's a2a
+	// handler (PUSH-8) whose public keys the JWKS publishes: at jwks_path,
+	// else at /.well-known/jwks.json. The a2a directive copies them from
+	// the push block; JSON configs set them to the handler's push.sign.
+	PushSign []jws.SignKey `json:"push_sign,omitempty"`
 
 	handler *card.Handler
 }
@@ -96,6 +101,12 @@ func (h *CardHandler) Provision(ctx caddy.Context) error {
 	}
 	opts := h.options()
 	opts.Signers, opts.Logger = signers, ctx.Logger()
+	if len(h.PushSign) > 0 {
+		// PUSH-8: the push signing keys' public halves are published too.
+		if opts.PublishKeys, err = jws.LoadSignersFor("push sign", h.PushSign, resolve); err != nil {
+			return err
+		}
+	}
 	h.handler, err = card.NewHandler(h.Config, opts)
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
@@ -77,6 +78,19 @@ type PushConfig struct {
 	// is InvalidParamsError naming the limit; replacing an existing config
 	// id is allowed. It applies to this site only. Default: 10.
 	MaxConfigsPerTask int `json:"max_configs_per_task,omitempty"`
+	// Sign are the keys that sign every delivery (PUSH-8): alg es256 or
+	// eddsa, kid, key_file (a PEM private key; placeholders allowed). The
+	// first signs; all are published in the JWKS (rotation: add the new key
+	// first, drop the old one after the receivers' caches expire). Each
+	// delivery then carries a JWT in X-A2A-Notification-JWT, and also as
+	// Authorization: Bearer when the config has no authentication of its own.
+	Sign []jws.SignKey `json:"sign,omitempty"`
+	// SignIssuer is the iss claim of the delivery tokens. Default: the
+	// card's public_url (one of them is required with sign).
+	SignIssuer string `json:"sign_issuer,omitempty"`
+	// SignTTL is the lifetime of a delivery token (exp − iat). Default and
+	// maximum: 5m.
+	SignTTL caddy.Duration `json:"sign_ttl,omitempty"`
 }
 
 // PushRedisConfig configures the redis-streams queue (PUSH-6).
@@ -116,6 +130,14 @@ func (p *PushConfig) config() push.Config {
 		Workers:              p.Workers,
 		Lease:                time.Duration(p.Lease),
 		MaxConfigsPerTask:    p.MaxConfigsPerTask,
+		SignIssuer:           p.SignIssuer,
+		SignTTL:              time.Duration(p.SignTTL),
+	}
+	repl := caddy.NewReplacer()
+	for _, k := range p.Sign {
+		k.KeyFile = repl.ReplaceKnown(k.KeyFile, "")
+		k.Secret = repl.ReplaceKnown(k.Secret, "")
+		c.Sign = append(c.Sign, k)
 	}
 	if r := p.Redis; r != nil {
 		c.Redis = &push.RedisOptions{

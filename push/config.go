@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 )
 
 // Queue names: where deliveries wait (PUSH-5, PUSH-6).
@@ -46,6 +48,16 @@ type Config struct {
 	// MaxConfigsPerTask caps the push configs of one task (PUSH-1).
 	// Default: 10.
 	MaxConfigsPerTask int
+	// Sign are the keys that sign deliveries (PUSH-8), es256 or eddsa,
+	// placeholders already resolved; the first signs, all are published.
+	// None: deliveries are not signed.
+	Sign []jws.SignKey
+	// SignIssuer is the iss claim of delivery tokens: the gateway's public
+	// URL. Required with Sign.
+	SignIssuer string
+	// SignTTL is the lifetime of a delivery token. Default and maximum:
+	// MaxNotificationTTL (5m).
+	SignTTL time.Duration
 }
 
 // QueueName is the queue of c, QueueLocal when unset.
@@ -100,10 +112,20 @@ func (c Config) Settings() (Settings, error) {
 	if err != nil {
 		return Settings{}, fmt.Errorf("push: allow_private_networks: %w", err)
 	}
-	return Settings{
+	st := Settings{
 		Policy:  &Policy{Allow: allow},
 		Timeout: c.Timeout,
 		Retry: RetryPolicy{Initial: c.RetryInitial, Max: c.RetryMax,
 			Jitter: c.RetryJitter, MaxAttempts: c.MaxAttempts},
-	}, nil
+	}
+	if len(c.Sign) > 0 {
+		signers, err := jws.LoadSignersFor("push sign", c.Sign, nil)
+		if err != nil {
+			return Settings{}, err
+		}
+		if st.Signer, err = NewNotificationSigner(c.SignIssuer, c.SignTTL, signers); err != nil {
+			return Settings{}, err
+		}
+	}
+	return st, nil
 }

@@ -20,6 +20,8 @@ type Settings struct {
 	Timeout time.Duration
 	// Retry is the retry schedule.
 	Retry RetryPolicy
+	// Signer, when set, signs every delivery (PUSH-8).
+	Signer *NotificationSigner
 }
 
 // Engine is the push runtime of one queue: configuration checks and
@@ -69,7 +71,9 @@ func (e *Engine) Update(s Settings) {
 		s.Timeout = DefaultTimeout
 	}
 	s.Retry = s.Retry.WithDefaults()
-	old := e.settings.Swap(&engineSettings{Settings: s, sender: NewSender(s.Policy, s.Timeout)})
+	snd := NewSender(s.Policy, s.Timeout)
+	snd.signer = s.Signer
+	old := e.settings.Swap(&engineSettings{Settings: s, sender: snd})
 	if old != nil {
 		old.sender.Close()
 	}
@@ -254,7 +258,7 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 	}
 	j.Attempts++
 	e.stats.Attempts.Add(1)
-	res := cur.sender.Send(ctx, Delivery{ID: j.ID, URL: j.URL, Token: token, Scheme: j.Scheme, Credentials: creds, Body: j.Payload, Attempt: j.Attempts})
+	res := cur.sender.Send(ctx, Delivery{ID: j.ID, URL: j.URL, Token: token, Scheme: j.Scheme, Credentials: creds, Body: j.Payload, Attempt: j.Attempts, TaskID: j.TaskID})
 	if ctx.Err() != nil && res.Outcome != Delivered {
 		return // stopping: the lease expires (or is released) and the job is retried
 	}

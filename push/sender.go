@@ -120,6 +120,9 @@ type Delivery struct {
 	Body []byte
 	// Attempt is the 1-based attempt number.
 	Attempt int
+	// TaskID is the task the delivery is about (the taskId claim of a
+	// signed delivery, PUSH-8).
+	TaskID string
 }
 
 // Sender POSTs deliveries through the policy's dialer, never following
@@ -127,6 +130,7 @@ type Delivery struct {
 type Sender struct {
 	policy *Policy
 	client *http.Client
+	signer *NotificationSigner // nil: deliveries are not signed
 }
 
 // NewSender returns a sender with the given per-attempt timeout (0 = 5s).
@@ -182,6 +186,17 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Result {
 			v += " " + d.Credentials
 		}
 		req.Header.Set("Authorization", v)
+	}
+	if s.signer != nil {
+		jwt, err := s.signer.Token(d, time.Now())
+		if err != nil {
+			return Result{Outcome: Retry, Reason: "signing the delivery failed"}
+		}
+		req.Header.Set(HeaderNotificationJWT, jwt)
+		if d.Scheme == "" {
+			// No authentication of its own: the token is the credential.
+			req.Header.Set("Authorization", "Bearer "+jwt)
+		}
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

@@ -3,7 +3,10 @@ package a2a
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
@@ -28,6 +31,12 @@ const (
 	CodeExtendedCardNotConfigured    = -32007
 	CodeExtensionSupportRequired     = -32008
 	CodeVersionNotSupported          = -32009
+	// CodePermissionDenied and CodeResourceExhausted are the gateway's
+	// own (AUTH-6, not A2A 1.0 codes): a method the caller's limits do not
+	// allow, and a caller over its rate or turn limit. Clients should read
+	// the ErrorInfo reason (PERMISSION_DENIED, RESOURCE_EXHAUSTED).
+	CodePermissionDenied  = -32050
+	CodeResourceExhausted = -32051
 )
 
 // FieldViolation names a bad request field, for google.rpc.BadRequest.
@@ -47,6 +56,9 @@ type Error struct {
 	Metadata map[string]string
 	// Violations name bad fields (invalid params only).
 	Violations []FieldViolation
+	// RetryAfter, when positive, is how long the caller should wait before
+	// retrying (a google.rpc.RetryInfo detail; HTTP Retry-After).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -72,6 +84,8 @@ var errorKinds = map[int]errorKind{
 	CodeExtendedCardNotConfigured:    {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeExtensionSupportRequired:     {"EXTENSION_SUPPORT_REQUIRED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeVersionNotSupported:          {"VERSION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
+	CodePermissionDenied:             {"PERMISSION_DENIED", http.StatusForbidden, "PERMISSION_DENIED"},
+	CodeResourceExhausted:            {"RESOURCE_EXHAUSTED", http.StatusTooManyRequests, "RESOURCE_EXHAUSTED"},
 }
 
 func (e *Error) kind() errorKind {
@@ -108,7 +122,22 @@ func (e *Error) Details() []map[string]any {
 			"fieldViolations": e.Violations,
 		})
 	}
+	if e.RetryAfter > 0 {
+		out = append(out, map[string]any{
+			"@type":      "type.googleapis.com/google.rpc.RetryInfo",
+			"retryDelay": strconv.Itoa(e.RetryAfterSeconds()) + "s",
+		})
+	}
 	return out
+}
+
+// RetryAfterSeconds is RetryAfter rounded up to whole seconds (at least 1),
+// the value of an HTTP Retry-After header; 0 when RetryAfter is not set.
+func (e *Error) RetryAfterSeconds() int {
+	if e.RetryAfter <= 0 {
+		return 0
+	}
+	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
 }
 
 // NewError builds an error with a formatted message.

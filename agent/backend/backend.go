@@ -29,6 +29,10 @@ type TurnRequest struct {
 	Message *a2a.Message `json:"message,omitempty"`
 	// Metadata is the message's metadata.<ns> object.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// TraceParent is the W3C traceparent of the turn's span when the
+	// gateway traces the request (OPS-4), so an agent can continue the
+	// trace; omitted otherwise.
+	TraceParent string `json:"traceparent,omitempty"`
 	// Credentials are the per-request credential keys of metadata.<ns>
 	// (agent.Config.SensitiveMetadataKeys) that the gateway removed from the
 	// stored message; they reach the backend only. Never log them.

@@ -145,7 +145,7 @@ func (e *Exec) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backe
 		}
 	}
 	if p == nil {
-		np, err := e.start(req.Cwd)
+		np, err := e.start(req.Cwd, req.TraceParent)
 		if err != nil {
 			return err
 		}

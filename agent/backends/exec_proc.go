@@ -43,10 +43,16 @@ func PGID(s *backend.Session) int {
 	return 0
 }
 
-func (e *Exec) start(cwd string) (*proc, error) {
+// start starts the agent process in cwd; traceparent, when set, is the
+// W3C trace context of the turn that starts it (TRACEPARENT, OPS-4; a
+// per_context process gets later turns' in the turn request instead).
+func (e *Exec) start(cwd, traceparent string) (*proc, error) {
 	cmd := exec.Command(e.Argv[0], e.Argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Env = e.environ()
+	if traceparent != "" {
+		cmd.Env = append(cmd.Env, "TRACEPARENT="+traceparent)
+	}
 	cmd.SysProcAttr = sysProcAttr()
 	outR, outW, err := os.Pipe()
 	if err != nil {

@@ -67,6 +67,7 @@ func (h *HTTP) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backe
 	if err != nil {
 		return errors.New("http backend: building the request failed")
 	}
+	backend.InjectTrace(ctx, hreq.Header) // OPS-4: W3C trace context to the upstream
 	for k, vs := range h.Header {
 		for _, v := range vs {
 			hreq.Header.Add(k, v)

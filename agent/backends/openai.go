@@ -276,6 +276,7 @@ func (o *OpenAI) post(ctx context.Context, req *backend.TurnRequest, b []byte) (
 	if err != nil {
 		return nil, errors.New("openai backend: building the request failed")
 	}
+	backend.InjectTrace(ctx, hreq.Header) // OPS-4: W3C trace context to the upstream
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	if key := o.key(req); key != "" {

@@ -22,7 +22,7 @@ func TestExecPdeathHelper(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	e := &Exec{Argv: []string{"sleep", "100"}}
-	p, err := e.start(t.TempDir())
+	p, err := e.start(t.TempDir(), "")
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)

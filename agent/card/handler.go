@@ -46,9 +46,14 @@ type Options struct {
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
-	// JWKSPath, when set, serves the public keys of Signers (never HS256
-	// secrets) as a JWKS at this path, which must start with "/".
+	// JWKSPath, when set, serves the public keys of Signers and
+	// PublishKeys (never HS256 secrets) as a JWKS at this path, which must
+	// start with "/".
 	JWKSPath string
+	// PublishKeys are more keys whose public halves the JWKS serves, e.g.
+	// the push notification signing keys (PUSH-8). When set without
+	// JWKSPath, the JWKS is served at DefaultJWKSPath.
+	PublishKeys []*jws.Signer
 	// ModTimes records the Last-Modified of each card content. Nil: a new
 	// in-memory one.
 	ModTimes *ModTimes
@@ -60,6 +65,10 @@ type Options struct {
 	// bump. Nil: no logging.
 	Logger *zap.Logger
 }
+
+// DefaultJWKSPath is where the JWKS is served when keys must be published
+// (PublishKeys) and no JWKSPath is set.
+const DefaultJWKSPath = "/.well-known/jwks.json"
 
 // Validate checks the options that need no key or file.
 func (o *Options) Validate() error {
@@ -118,8 +127,11 @@ func NewHandler(cfg Config, opts Options) (*Handler, error) {
 	h.schemes = opts.Security.Schemes()
 	h.cacheControl = []string{"public, max-age=" + strconv.FormatInt(int64(opts.MaxAge/time.Second), 10)}
 	h.cache.m = map[string]*servedCard{}
-	if opts.JWKSPath != "" {
-		b, err := jws.PublicJWKS(opts.Signers)
+	if h.opts.JWKSPath == "" && len(opts.PublishKeys) > 0 {
+		h.opts.JWKSPath = DefaultJWKSPath
+	}
+	if h.opts.JWKSPath != "" {
+		b, err := jws.PublicJWKS(append(append([]*jws.Signer(nil), opts.Signers...), opts.PublishKeys...))
 		if err != nil {
 			return nil, fmt.Errorf("card jwks_path: %w", err)
 		}

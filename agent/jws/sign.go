@@ -175,11 +175,36 @@ func (s *Signer) JKU() string { return s.jku }
 
 // Sign returns a detached JWS signature over payload.
 func (s *Signer) Sign(payload []byte) (a2a.AgentCardSignature, error) {
-	hdr, err := json.Marshal(Header{Alg: s.alg, Kid: s.kid, Typ: TypJOSE, Jku: s.jku})
+	protected, sig, err := s.sign(TypJOSE, payload)
 	if err != nil {
 		return a2a.AgentCardSignature{}, err
 	}
-	protected := b64.EncodeToString(hdr)
+	return a2a.AgentCardSignature{Protected: protected, Signature: sig}, nil
+}
+
+// TypJWT is the protected header `typ` of the JWTs the gateway issues
+// (signed push notifications, PUSH-8).
+const TypJWT = "JWT"
+
+// SignJWT returns the compact JWS (header.payload.signature) of claims, a
+// JSON object, with `typ: JWT`: a JWT any JOSE library verifies with the
+// signer's public JWK.
+func (s *Signer) SignJWT(claims []byte) (string, error) {
+	protected, sig, err := s.sign(TypJWT, claims)
+	if err != nil {
+		return "", err
+	}
+	return protected + "." + b64.EncodeToString(claims) + "." + sig, nil
+}
+
+// sign returns the encoded protected header (with typ) and the encoded
+// signature over it and payload.
+func (s *Signer) sign(typ string, payload []byte) (protected, signature string, err error) {
+	hdr, err := json.Marshal(Header{Alg: s.alg, Kid: s.kid, Typ: typ, Jku: s.jku})
+	if err != nil {
+		return "", "", err
+	}
+	protected = b64.EncodeToString(hdr)
 	input := []byte(protected + "." + b64.EncodeToString(payload))
 	var sig []byte
 	switch s.alg {
@@ -192,7 +217,7 @@ func (s *Signer) Sign(payload []byte) (a2a.AgentCardSignature, error) {
 		d := sha256.Sum256(input)
 		r, ss, err := ecdsa.Sign(rand.Reader, k, d[:])
 		if err != nil {
-			return a2a.AgentCardSignature{}, fmt.Errorf("signing with %q: %w", s.kid, err)
+			return "", "", fmt.Errorf("signing with %q: %w", s.kid, err)
 		}
 		sig = make([]byte, 64)
 		r.FillBytes(sig[:32])
@@ -200,9 +225,9 @@ func (s *Signer) Sign(payload []byte) (a2a.AgentCardSignature, error) {
 	case AlgEdDSA:
 		sig = ed25519.Sign(s.priv.(ed25519.PrivateKey), input)
 	default:
-		return a2a.AgentCardSignature{}, fmt.Errorf("signing with %q: unsupported algorithm", s.kid)
+		return "", "", fmt.Errorf("signing with %q: unsupported algorithm", s.kid)
 	}
-	return a2a.AgentCardSignature{Protected: protected, Signature: b64.EncodeToString(sig)}, nil
+	return protected, b64.EncodeToString(sig), nil
 }
 
 // PublicJWK returns the public key as a JWK; ok is false for HS256 keys,

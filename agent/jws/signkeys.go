@@ -33,6 +33,12 @@ type SignKey struct {
 // es256/eddsa a key_file. resolve (nil: identity) expands placeholders in
 // Secret and KeyFile before use. Errors never hold a secret or a path.
 func LoadSigners(keys []SignKey, resolve func(string) string) ([]*Signer, error) {
+	return LoadSignersFor("card sign", keys, resolve)
+}
+
+// LoadSignersFor is LoadSigners with errors prefixed by what (e.g. "push
+// sign") instead of "card sign".
+func LoadSignersFor(what string, keys []SignKey, resolve func(string) string) ([]*Signer, error) {
 	if resolve == nil {
 		resolve = func(s string) string { return s }
 	}
@@ -40,13 +46,13 @@ func LoadSigners(keys []SignKey, resolve func(string) string) ([]*Signer, error)
 	var signers []*Signer
 	for i, k := range keys {
 		if k.KID == "" {
-			return nil, fmt.Errorf("card sign[%d]: kid is required", i)
+			return nil, fmt.Errorf("%s[%d]: kid is required", what, i)
 		}
 		if kids[k.KID] {
-			return nil, fmt.Errorf("card sign %q: duplicate kid", k.KID)
+			return nil, fmt.Errorf("%s %q: duplicate kid", what, k.KID)
 		}
 		kids[k.KID] = true
-		s, err := loadSigner(k, resolve)
+		s, err := loadSigner(what, k, resolve)
 		if err != nil {
 			return nil, err
 		}
@@ -56,8 +62,8 @@ func LoadSigners(keys []SignKey, resolve func(string) string) ([]*Signer, error)
 }
 
 // loadSigner builds the signer of one key whose kid is checked.
-func loadSigner(k SignKey, resolve func(string) string) (*Signer, error) {
-	where := fmt.Sprintf("card sign %q", k.KID)
+func loadSigner(what string, k SignKey, resolve func(string) string) (*Signer, error) {
+	where := fmt.Sprintf("%s %q", what, k.KID)
 	var s *Signer
 	var err error
 	switch strings.ToLower(k.Alg) {
@@ -91,11 +97,11 @@ func loadSigner(k SignKey, resolve func(string) string) (*Signer, error) {
 		return nil, fmt.Errorf("%s: alg must be hs256, es256 or eddsa", where)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("card sign: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if k.JKU != "" {
 		if s, err = s.WithJKU(k.JKU); err != nil {
-			return nil, fmt.Errorf("card sign: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	return s, nil

@@ -14,7 +14,7 @@ func (r *runner) sendMessage() []result {
 	res := drive("SendMessage (echo, durable store, auth)", r.concurrency, r.duration, func(c *http.Client, _, _ int) error {
 		return expect(c, r.fast+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED")
 	})
-	res.ratioTo = []string{"baseline: Caddy respond", "baseline: bare net/http"}
+	res.ratioTo = []string{"baseline: Caddy respond", "baseline: bare net/http", jsSendBaseline}
 	return append([]result{res}, r.sendMessageRedis()...)
 }
 
@@ -48,6 +48,6 @@ func (r *runner) streamMessage() []result {
 		return nil
 	})
 	res.extra = fmt.Sprintf("%.0f events/s", float64(events)/res.elapsed.Seconds())
-	res.ratioTo = []string{"baseline: Caddy respond"}
+	res.ratioTo = []string{"baseline: Caddy respond", jsStreamBaseline}
 	return []result{res}
 }

@@ -163,6 +163,10 @@ func (r *runner) run() error {
 	r.bare = bareURL
 
 	r.add(r.baselines())
+	if r.want("send") || r.want("stream") {
+		fmt.Fprintln(os.Stderr, "baseline: JS SDK server")
+		r.add(r.jsBaselines())
+	}
 	for _, s := range []struct {
 		name string
 		fn   func() []result

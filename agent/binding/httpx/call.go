@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -61,7 +63,7 @@ func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agen
 			}
 		}
 	}
-	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts}
+	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts, Info: agent.RequestInfoFrom(r.Context())}
 }
 
 // Precheck applies the version and extension rules to a call (RPC-2,
@@ -98,4 +100,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// RetryAfter sets the Retry-After header of a refusal that names a delay
+// (AUTH-6 rate and turn limits).
+func RetryAfter(w http.ResponseWriter, e *a2a.Error) {
+	if n := e.RetryAfterSeconds(); n > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(n))
+	}
 }

@@ -48,6 +48,10 @@ type Outcome struct {
 	// Extensions are the extensions activated for the call (RPC-3), for
 	// carriers that can echo them.
 	Extensions []string
+	// Refusal is set when a single call was refused by the caller's limits
+	// (AUTH-6: PERMISSION_DENIED, RESOURCE_EXHAUSTED); HTTP carriers answer
+	// with its HTTP status (403, 429) and Retry-After instead of 200.
+	Refusal *a2a.Error
 }
 
 // Handle runs one JSON-RPC message (a request object or a batch) for the
@@ -87,6 +91,7 @@ func (d *Dispatcher) Handle(ctx context.Context, c agent.Call, msg []byte) Outco
 		}
 		if err != nil {
 			out.Response = encode(buildResponse(call, nil, err))
+			out.Refusal = limitRefusal(err)
 			return out
 		}
 		out.Stream = st
@@ -124,8 +129,22 @@ func (d *Dispatcher) answer(out Outcome, call rpc.Call, res any, err error) Outc
 	d.svc.RecordRequest(d.binding, call.Method, err)
 	if !call.Notification {
 		out.Response = encode(buildResponse(call, res, err))
+		out.Refusal = limitRefusal(err)
 	}
 	return out
+}
+
+// limitRefusal returns err when it is a refusal of the caller's limits
+// (AUTH-6), else nil.
+func limitRefusal(err error) *a2a.Error {
+	if err == nil {
+		return nil
+	}
+	ae := a2a.AsError(err)
+	if ae.Code == a2a.CodePermissionDenied || ae.Code == a2a.CodeResourceExhausted {
+		return ae
+	}
+	return nil
 }
 
 // handleBatch runs each call of a batch in turn: streaming methods are

@@ -105,8 +105,14 @@ func (h *Handler) write(w http.ResponseWriter, out Outcome) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	status := http.StatusOK
+	if out.Refusal != nil {
+		// AUTH-6: a limits refusal keeps its HTTP meaning (403, 429).
+		status = out.Refusal.HTTPStatus()
+		httpx.RetryAfter(w, out.Refusal)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(out.Response)
 }
 

@@ -326,6 +326,7 @@ func writeRESTError(w http.ResponseWriter, e *a2a.Error, status int) {
 		status = e.HTTPStatus()
 	}
 	b, _ := json.Marshal(restErrorBody(e, status))
+	httpx.RetryAfter(w, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

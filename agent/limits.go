@@ -1,0 +1,221 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// AnyPrincipal names the limits rule of every principal that has no rule
+// of its own (the Caddyfile's `limits *`), the anonymous caller included.
+const AnyPrincipal = "*"
+
+// LimitRule is what one principal may do (AUTH-6): which methods, at what
+// rate, with how many turns at once. The zero rule allows everything.
+type LimitRule struct {
+	// AllowMethods are the A2A 1.0 method names the principal may call
+	// (e.g. GetTask, ListTasks); empty allows every method. Others are
+	// refused with PERMISSION_DENIED (HTTP 403).
+	AllowMethods []string
+	// Rate is the sustained number of requests per second the principal
+	// may make, over every method and binding; 0 is no limit. Beyond it
+	// requests are refused with RESOURCE_EXHAUSTED (HTTP 429, Retry-After).
+	Rate float64
+	// Burst is how many requests may come at once above Rate. Default:
+	// Rate rounded up, at least 1.
+	Burst int
+	// MaxTurns bounds the principal's turns running at once; 0 is no limit.
+	// A message beyond it is refused with RESOURCE_EXHAUSTED.
+	MaxTurns int
+}
+
+// Validate reports a rule that cannot be applied: an unknown method name,
+// a negative or non-finite rate, a negative burst or turn count.
+func (r LimitRule) Validate() error {
+	for _, m := range r.AllowMethods {
+		if !knownMethods[m] {
+			return fmt.Errorf("allow_methods: %q is not an A2A 1.0 method (SendMessage, GetTask, ListTasks, …)", m)
+		}
+	}
+	if r.Rate < 0 || math.IsNaN(r.Rate) || math.IsInf(r.Rate, 0) {
+		return fmt.Errorf("rate must be a positive number of requests per second")
+	}
+	if r.Burst < 0 {
+		return fmt.Errorf("burst must not be negative")
+	}
+	if r.MaxTurns < 0 {
+		return fmt.Errorf("max_turns must not be negative")
+	}
+	return nil
+}
+
+// maxLimitBuckets bounds the per-principal state kept for the `*` rule
+// (principals from JWTs are not a closed set); idle full buckets are
+// dropped first when it is reached.
+const maxLimitBuckets = 10000
+
+// limits applies the LimitRules of a service; a nil *limits allows all.
+type limits struct {
+	rules map[string]LimitRule
+
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+	turns   map[string]int
+}
+
+// newLimits returns the limits of rules (keyed by principal, AnyPrincipal
+// for the others), nil when there are none.
+func newLimits(rules map[string]LimitRule) *limits {
+	if len(rules) == 0 {
+		return nil
+	}
+	return &limits{rules: rules, buckets: map[string]*rate.Limiter{}, turns: map[string]int{}}
+}
+
+// rule returns the rule of principal and whether one applies.
+func (l *limits) rule(principal string) (LimitRule, bool) {
+	if r, ok := l.rules[principal]; ok && principal != AnyPrincipal {
+		return r, true
+	}
+	r, ok := l.rules[AnyPrincipal]
+	return r, ok
+}
+
+// admit checks one request of principal for method: the allow-list, then
+// the rate.
+func (l *limits) admit(principal, method string) error {
+	if l == nil {
+		return nil
+	}
+	r, ok := l.rule(principal)
+	if !ok {
+		return nil
+	}
+	if len(r.AllowMethods) > 0 && !slices.Contains(r.AllowMethods, method) {
+		return errPermissionDenied(method)
+	}
+	if r.Rate <= 0 {
+		return nil
+	}
+	now := time.Now()
+	res := l.bucket(principal, r).ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now) // a refused request takes no token
+		return errRateLimited(d)
+	}
+	return nil
+}
+
+// bucket returns principal's token bucket, made on first use.
+func (l *limits) bucket(principal string, r LimitRule) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[principal]; ok {
+		return b
+	}
+	if len(l.buckets) >= maxLimitBuckets {
+		l.evictIdle()
+	}
+	burst := r.Burst
+	if burst <= 0 {
+		burst = max(1, int(math.Ceil(r.Rate)))
+	}
+	b := rate.NewLimiter(rate.Limit(r.Rate), burst)
+	l.buckets[principal] = b
+	return b
+}
+
+// evictIdle drops the buckets that are full again (their principals have
+// been idle long enough to have every token back): forgetting them changes
+// nothing. Called with l.mu held.
+func (l *limits) evictIdle() {
+	now := time.Now()
+	for p, b := range l.buckets {
+		if b.TokensAt(now) >= float64(b.Burst()) {
+			delete(l.buckets, p)
+		}
+	}
+}
+
+// startTurn counts a turn of principal against its max_turns and returns
+// the function that ends it (idempotent), or RESOURCE_EXHAUSTED.
+func (l *limits) startTurn(principal string) (func(), error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	r, ok := l.rule(principal)
+	if !ok || r.MaxTurns <= 0 {
+		return func() {}, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.turns[principal] >= r.MaxTurns {
+		return nil, &a2a.Error{Code: a2a.CodeResourceExhausted, Message: fmt.Sprintf("Too many turns running for this caller (at most %d at once); retry when one ends", r.MaxTurns), RetryAfter: time.Second}
+	}
+	l.turns[principal]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			if l.turns[principal]--; l.turns[principal] <= 0 {
+				delete(l.turns, principal)
+			}
+			l.mu.Unlock()
+		})
+	}, nil
+}
+
+// errPermissionDenied refuses a method the caller may not use.
+func errPermissionDenied(method string) error {
+	return &a2a.Error{Code: a2a.CodePermissionDenied, Message: "This caller may not use " + method, Metadata: map[string]string{"method": method}}
+}
+
+// errRateLimited refuses a request over the caller's rate; retry names
+// when a token is back.
+func errRateLimited(retry time.Duration) error {
+	return &a2a.Error{Code: a2a.CodeResourceExhausted, Message: "Rate limit exceeded for this caller; retry after " + strconv.Itoa(max(1, int(math.Ceil(retry.Seconds())))) + "s", RetryAfter: retry}
+}
+
+// turnReleaseKey carries a turn's max_turns release from SendMessage to
+// the run that ends it.
+type turnReleaseKey struct{}
+
+// withTurnRelease attaches release to ctx for launch to hand to the run.
+func withTurnRelease(ctx context.Context, release func()) context.Context {
+	return context.WithValue(ctx, turnReleaseKey{}, release)
+}
+
+// turnRelease returns the release attached by withTurnRelease, or nil.
+func turnRelease(ctx context.Context) func() {
+	f, _ := ctx.Value(turnReleaseKey{}).(func())
+	return f
+}
+
+// admit applies the caller's limits to one request of method (AUTH-6).
+func (s *Service) admit(call Call, method string) error {
+	call.Info.setMethod(method)
+	return s.limits.admit(call.Principal, method)
+}
+
+// admitTurn applies the caller's limits to a message: the method and rate
+// (admit), then max_turns. It returns ctx carrying the turn's release for
+// launch, and the release itself for the caller to run when the message
+// starts no turn (idempotent).
+func (s *Service) admitTurn(ctx context.Context, call Call, method string) (context.Context, func(), error) {
+	if err := s.admit(call, method); err != nil {
+		return ctx, nil, err
+	}
+	release, err := s.limits.startTurn(call.Principal)
+	if err != nil {
+		return ctx, nil, err
+	}
+	return withTurnRelease(ctx, release), release, nil
+}

@@ -1,0 +1,67 @@
+package caddymodule
+
+import (
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+)
+
+// unmarshalPushSign parses one signing key of the push block (PUSH-8);
+// d is on the "sign" token:
+//
+//	sign es256|eddsa {
+//		kid <kid>
+//		key_file <pem>
+//		issuer <public URL>   # once, on any key: the iss claim
+//		ttl <duration>        # once: the token lifetime (≤ 5m)
+//	}
+func (p *PushConfig) unmarshalPushSign(d *caddyfile.Dispenser) error {
+	alg, err := oneArg(d)
+	if err != nil {
+		return err
+	}
+	alg = strings.ToLower(alg)
+	if alg != "es256" && alg != "eddsa" {
+		return d.Errf("push sign: algorithm %q is not supported (es256 or eddsa: receivers verify with the public key)", alg)
+	}
+	k := jws.SignKey{Alg: alg}
+	options := newBlockOptions("push sign")
+	if err := options.each(d, func(opt string) (err error) {
+		switch opt {
+		case "kid":
+			k.KID, err = oneArg(d)
+		case "key_file":
+			k.KeyFile, err = oneArg(d)
+		case "issuer":
+			if p.SignIssuer != "" {
+				return d.Err("push sign: issuer given twice")
+			}
+			p.SignIssuer, err = oneArg(d)
+		case "ttl":
+			if p.SignTTL != 0 {
+				return d.Err("push sign: ttl given twice")
+			}
+			err = durationArg(d, &p.SignTTL)
+		default:
+			return d.Errf("push sign: unknown option %q (want kid, key_file, issuer or ttl)", opt)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if k.KID == "" {
+		return d.Err("push sign: kid is required")
+	}
+	if k.KeyFile == "" {
+		return d.Errf("push sign %s: key_file is required", alg)
+	}
+	for _, o := range p.Sign {
+		if o.KID == k.KID {
+			return d.Errf("push sign: duplicate kid %q", k.KID)
+		}
+	}
+	p.Sign = append(p.Sign, k)
+	return nil
+}

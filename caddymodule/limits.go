@@ -1,0 +1,157 @@
+package caddymodule
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+)
+
+// LimitsConfig is what one principal may do on an a2a endpoint (AUTH-6):
+// the JSON form of a `limits <principal|*> { … }` block.
+type LimitsConfig struct {
+	// AllowMethods are the A2A 1.0 method names the principal may call
+	// (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask,
+	// SubscribeToTask, CreateTaskPushNotificationConfig,
+	// GetTaskPushNotificationConfig, ListTaskPushNotificationConfigs,
+	// DeleteTaskPushNotificationConfig, GetExtendedAgentCard). Empty: all.
+	// Others are refused with HTTP 403 / reason PERMISSION_DENIED.
+	AllowMethods []string `json:"allow_methods,omitempty"`
+	// Rate is the sustained requests per second the principal may make
+	// over every method and binding (the Caddyfile takes N/s, N/m or N/h).
+	// 0: no limit. Beyond it: HTTP 429 with Retry-After, reason
+	// RESOURCE_EXHAUSTED.
+	Rate float64 `json:"rate,omitempty"`
+	// Burst is how many requests may come at once above Rate. Default: the
+	// rate per second rounded up, at least 1.
+	Burst int `json:"burst,omitempty"`
+	// MaxTurns bounds the principal's turns running at once (0: no limit);
+	// a message beyond it gets HTTP 429, reason RESOURCE_EXHAUSTED.
+	MaxTurns int `json:"max_turns,omitempty"`
+}
+
+// rule returns the agent form of the config.
+func (c *LimitsConfig) rule() agent.LimitRule {
+	return agent.LimitRule{AllowMethods: c.AllowMethods, Rate: c.Rate, Burst: c.Burst, MaxTurns: c.MaxTurns}
+}
+
+// limitRules returns the handler's limits keyed by principal (nil: none).
+func (h *AgentHandler) limitRules() map[string]agent.LimitRule {
+	if len(h.Limits) == 0 {
+		return nil
+	}
+	out := make(map[string]agent.LimitRule, len(h.Limits))
+	for p, c := range h.Limits {
+		if c != nil {
+			out[p] = c.rule()
+		}
+	}
+	return out
+}
+
+// validateLimits checks every limits rule (AUTH-6).
+func (h *AgentHandler) validateLimits() error {
+	for p, c := range h.Limits {
+		if p == "" {
+			return fmt.Errorf("limits: the principal name must not be empty (use * for every principal)")
+		}
+		if c == nil {
+			continue
+		}
+		if err := c.rule().Validate(); err != nil {
+			return fmt.Errorf("limits %s: %v", p, err)
+		}
+	}
+	return nil
+}
+
+// unmarshalLimits parses one limits block (repeatable, one per principal):
+//
+//	limits <principal|*> {
+//		allow_methods <Method…>
+//		rate <N>/s|m|h [burst <M>]
+//		max_turns <N>
+//	}
+func (h *AgentHandler) unmarshalLimits(d *caddyfile.Dispenser) error {
+	var principal string
+	if !d.Args(&principal) || d.NextArg() {
+		return d.ArgErr()
+	}
+	if h.Limits == nil {
+		h.Limits = map[string]*LimitsConfig{}
+	}
+	if _, dup := h.Limits[principal]; dup {
+		return d.Errf("limits: duplicate block for %s", principal)
+	}
+	c := &LimitsConfig{}
+	opts := newBlockOptions("limits " + principal)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		if err := opts.once(d); err != nil {
+			return err
+		}
+		switch d.Val() {
+		case "allow_methods":
+			c.AllowMethods = d.RemainingArgs()
+			if len(c.AllowMethods) == 0 {
+				return d.ArgErr()
+			}
+		case "rate":
+			args := d.RemainingArgs()
+			if len(args) != 1 && (len(args) != 3 || args[1] != "burst") {
+				return d.Err("rate: want rate <N>/s [burst <M>]")
+			}
+			r, err := parseRate(args[0])
+			if err != nil {
+				return d.Errf("rate: %v", err)
+			}
+			c.Rate = r
+			if len(args) == 3 {
+				b, err := strconv.Atoi(args[2])
+				if err != nil || b < 1 {
+					return d.Errf("rate: burst must be a positive integer, not %q", args[2])
+				}
+				c.Burst = b
+			}
+		case "max_turns":
+			n, err := intArg(d)
+			if err == nil && n < 1 {
+				err = d.Errf("max_turns must be at least 1")
+			}
+			if err != nil {
+				return err
+			}
+			c.MaxTurns = n
+		default:
+			return d.Errf("limits: unknown option %q (want allow_methods, rate or max_turns)", d.Val())
+		}
+	}
+	if err := c.rule().Validate(); err != nil {
+		return d.Errf("limits %s: %v", principal, err)
+	}
+	h.Limits[principal] = c
+	return nil
+}
+
+// parseRate reads "<N>/s", "<N>/m" or "<N>/h" as requests per second.
+func parseRate(v string) (float64, error) {
+	num, unit, ok := strings.Cut(v, "/")
+	if !ok {
+		return 0, fmt.Errorf("%q: want <N>/s, <N>/m or <N>/h", v)
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q: the count must be a positive number", v)
+	}
+	switch unit {
+	case "s":
+		return n, nil
+	case "m":
+		return n / 60, nil
+	case "h":
+		return n / 3600, nil
+	}
+	return 0, fmt.Errorf("%q: the unit must be s, m or h", v)
+}

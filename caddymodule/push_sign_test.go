@@ -1,0 +1,51 @@
+package caddymodule
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUnmarshalPushSign (PUSH-8): sign blocks of the push block, copied to
+// the card for the JWKS; hs256 and incomplete keys are refused.
+func TestUnmarshalPushSign(t *testing.T) {
+	hs, err := parseBlock(t, `a2a {
+		card {
+			name x
+		}
+		push {
+			sign es256 {
+				kid push-2
+				key_file /etc/caddy/new.pem
+				issuer https://agent.example.com
+				ttl 2m
+			}
+			sign eddsa {
+				kid push-1
+				key_file /etc/caddy/old.pem
+			}
+		}
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := hs.agent.Push
+	if len(p.Sign) != 2 || p.Sign[0].KID != "push-2" || p.Sign[1].Alg != "eddsa" || p.SignIssuer != "https://agent.example.com" || time.Duration(p.SignTTL) != 2*time.Minute {
+		t.Fatalf("push sign = %+v issuer %q ttl %v", p.Sign, p.SignIssuer, p.SignTTL)
+	}
+	if len(hs.card.PushSign) != 2 {
+		t.Errorf("card push_sign = %+v, want both keys published", hs.card.PushSign)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"sign hs256 {\nkid a\nkey_file f\n}", "not supported"},
+		{"sign es256 {\nkey_file f\n}", "kid is required"},
+		{"sign es256 {\nkid a\n}", "key_file is required"},
+		{"sign es256 {\nkid a\nkey_file f\n}\nsign es256 {\nkid a\nkey_file g\n}", "duplicate kid"},
+		{"sign es256 {\nkid a\nkey_file f\nsecret s\n}", "unknown option"},
+	} {
+		_, err := parseBlock(t, "a2a {\ncard {\nname x\n}\npush {\n"+c.body+"\n}\n}")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.body, err, c.want)
+		}
+	}
+}
