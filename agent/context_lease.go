@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -106,4 +107,36 @@ func (s *Service) keepLease(l store.ContextLease) func() {
 			s.cfg.Logger.Warn("releasing context lease", errField(err))
 		}
 	}
+}
+
+// awaitRemoteTurn handles a follow-up of a task that a shared store says
+// is running but this instance is not running (SCALE-3): it waits up to
+// context_wait for the turn on the other instance to end and returns the
+// task as it then is, or refuses with "Task is already working.". With a
+// single-instance store it returns t.
+func (s *Service) awaitRemoteTurn(ctx context.Context, owner string, t *a2a.Task) (*a2a.Task, error) {
+	if sh, ok := s.hub.store.(store.Shared); !ok || !sh.SharedAcrossInstances() {
+		return t, nil
+	}
+	deadline := time.Now().Add(s.cfg.ContextWait)
+	for t.Status.State == a2a.TaskStateSubmitted || t.Status.State == a2a.TaskStateWorking {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: msgAlreadyWorking, Metadata: map[string]string{"taskId": t.ID}}
+		}
+		timer := time.NewTimer(min(wait, contextLeasePoll))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		}
+		cur, err := s.st.GetTask(ctx, owner, t.ID)
+		if err != nil {
+			s.cfg.Logger.Error("reading task", errField(err))
+			return nil, a2a.ErrInternal()
+		}
+		t = cur
+	}
+	return t, nil
 }

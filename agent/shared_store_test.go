@@ -218,3 +218,45 @@ func TestSharedArtifactDownload(t *testing.T) {
 	// Over max_shared_blob_bytes (64): the turn fails.
 	a.sendInvalid(sendReq(msg("big")), strings.Repeat("x", 65))
 }
+
+// TestSharedFollowUpWaitsForRemoteTurn (SCALE-3, RPC-1b): a follow-up
+// through B of a task whose turn runs on A is refused with "Task is
+// already working." after context_wait, leaving A's task alone; with a
+// longer context_wait it waits for A's turn and continues the task.
+func TestSharedFollowUpWaitsForRemoteTurn(t *testing.T) {
+	addr := startRedis(t)
+	gA, gB := newGate(), newGate()
+	a := newSharedEnv(t, addr, Config{Backend: gA, ContextWait: 300 * time.Millisecond})
+	b := newSharedEnv(t, addr, Config{Backend: gB, ContextWait: 300 * time.Millisecond})
+	bLong := newSharedEnv(t, addr, Config{Backend: gB, ContextWait: 5 * time.Second})
+
+	t1 := a.send("", immediate(inContext(msg("first"), "c1")))
+	gA.waitStarted(t)
+	follow := inContext(msg("follow-up"), "c1")
+	follow.TaskID = t1.ID
+	rpcErr := b.rpcError("", a2a.MethodSendMessage, sendReq(follow), a2a.CodeUnsupportedOperation)
+	if rpcErr.Message != "Task is already working." {
+		t.Fatalf("follow-up on B while A runs: %q", rpcErr.Message)
+	}
+	if got := b.getTask("", t1.ID); got.Status.State.Terminal() {
+		t.Fatalf("the refused follow-up changed A's task: %s %q", got.Status.State, statusText(got))
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		gA.release <- struct{}{}
+		gB.release <- struct{}{}
+	}()
+	got := bLong.send("", sendReq(follow))
+	if got.ID != t1.ID || got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("follow-up on B after A's turn: %s %s %q", got.ID, got.Status.State, statusText(got))
+	}
+	users := 0
+	for _, m := range got.History {
+		if m.Role == a2a.RoleUser {
+			users++
+		}
+	}
+	if users != 2 {
+		t.Fatalf("history holds %d user messages, want both turns: %+v", users, got.History)
+	}
+}

@@ -42,3 +42,22 @@ func (d *Deferred) TryLeaseContext(ctx context.Context, owner, id string, ttl ti
 	}
 	return nil, false, ErrLocalLeases
 }
+
+// Shared is implemented by stores that can say whether several instances
+// share them (the Redis store; Deferred forwards).
+type Shared interface {
+	// SharedAcrossInstances reports whether other instances may see and
+	// change the same records.
+	SharedAcrossInstances() bool
+}
+
+// SharedAcrossInstances reports whether the open store is shared (false
+// before Open).
+func (d *Deferred) SharedAcrossInstances() bool {
+	s, err := d.now()
+	if err != nil {
+		return false
+	}
+	sh, ok := s.(Shared)
+	return ok && sh.SharedAcrossInstances()
+}

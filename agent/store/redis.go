@@ -61,6 +61,7 @@ type Redis struct {
 var (
 	_ FullStore     = (*Redis)(nil)
 	_ ContextLeaser = (*Redis)(nil)
+	_ Shared        = (*Redis)(nil)
 )
 
 // OpenRedis connects to Redis and checks that it answers (PING).
@@ -122,14 +123,15 @@ func redisErr(err error) error {
 	return errors.New("redis unreachable")
 }
 
-// keyPart makes s safe inside a key: ids of the usual alphabet are kept,
+// keyPart makes s safe inside a key: ids of the usual alphabet
+// ([A-Za-z0-9._/@-]) are kept,
 // anything else (separators, braces, long strings) is "~" + base64url.
 func keyPart(s string) string {
 	if len(s) <= 128 {
 		ok := true
 		for i := 0; i < len(s); i++ {
 			c := s[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/' || c == '@') {
 				ok = false
 				break
 			}

@@ -121,3 +121,7 @@ func (l *redisLease) Release(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SharedAcrossInstances is true: every instance on the Redis deployment
+// sees the same records.
+func (s *Redis) SharedAcrossInstances() bool { return true }
