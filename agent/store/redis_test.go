@@ -191,3 +191,54 @@ func TestRedisClosed(t *testing.T) {
 		t.Errorf("ListTasks after Close: %v", err)
 	}
 }
+
+// TestDeferredSharedSeams: Deferred forwards the shared-store seams to a
+// Redis store, and over SQLite says they are local (ErrLocalLeases,
+// ErrLocalBlobs, not shared).
+func TestDeferredSharedSeams(t *testing.T) {
+	ctx := context.Background()
+	local := NewDeferred()
+	if err := local.Open(openTest(t, t.TempDir()+"/a2a.db", SQLiteOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := local.TryLeaseContext(ctx, "o", "c", time.Second); err != ErrLocalLeases {
+		t.Fatalf("lease over SQLite: %v", err)
+	}
+	if err := local.PutBlob(ctx, "ab", []byte("x")); err != ErrLocalBlobs {
+		t.Fatalf("blob over SQLite: %v", err)
+	}
+	if local.SharedAcrossInstances() || local.MaxBlobBytes() != 0 {
+		t.Fatal("SQLite reported as shared")
+	}
+	shared := NewDeferred()
+	if shared.SharedAcrossInstances() {
+		t.Fatal("shared before Open")
+	}
+	r := newTestRedis(t)
+	if err := shared.Open(r); err != nil {
+		t.Fatal(err)
+	}
+	l, ok, err := shared.TryLeaseContext(ctx, "o", "c", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("lease over Redis: %v %v", ok, err)
+	}
+	if _, ok, _ := r.TryLeaseContext(ctx, "o", "c", time.Minute); ok {
+		t.Fatal("the forwarded lease is not the store's")
+	}
+	_ = l.Release(ctx)
+	if err := shared.PutBlob(ctx, "ab", []byte("payload")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := shared.GetBlob(ctx, "ab"); err != nil || string(b) != "payload" {
+		t.Fatalf("GetBlob: %q %v", b, err)
+	}
+	if _, err := shared.GetBlob(ctx, "cd"); err != ErrNotFound {
+		t.Fatalf("missing blob: %v", err)
+	}
+	if err := shared.PutBlob(ctx, "big", make([]byte, DefaultMaxSharedBlobBytes+1)); err != ErrBlobTooLarge {
+		t.Fatalf("blob over the cap: %v", err)
+	}
+	if !shared.SharedAcrossInstances() || shared.MaxBlobBytes() != DefaultMaxSharedBlobBytes {
+		t.Fatal("Redis not reported as shared")
+	}
+}
