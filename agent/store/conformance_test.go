@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,6 +37,7 @@ var testRedis struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopCluster()
 	if testRedis.cmd != nil {
 		_ = syscall.Kill(-testRedis.cmd.Process.Pid, syscall.SIGKILL)
 		_ = testRedis.cmd.Wait()
@@ -112,6 +114,123 @@ func eachStore(t *testing.T, fn func(t *testing.T, s FullStore)) {
 		s.cluster = true
 		fn(t, s)
 	})
+	// A real three-node Redis Cluster (SCALE-3): every script and MULTI
+	// must stay in one slot.
+	t.Run("redis-cluster", func(t *testing.T) { fn(t, newTestCluster(t)) })
+}
+
+// testCluster is a three-master Redis Cluster for the package run.
+var testCluster struct {
+	once  sync.Once
+	addrs []string
+	err   error
+	cmds  []*exec.Cmd
+	dir   string
+}
+
+func stopCluster() {
+	for _, c := range testCluster.cmds {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		_ = c.Wait()
+	}
+	if testCluster.dir != "" {
+		_ = os.RemoveAll(testCluster.dir)
+	}
+}
+
+// newTestCluster opens a Redis store on the cluster with a fresh prefix.
+func newTestCluster(t testing.TB) *Redis {
+	t.Helper()
+	testCluster.once.Do(func() { testCluster.addrs, testCluster.err = startCluster() })
+	if testCluster.err != nil {
+		t.Fatal(testCluster.err)
+	}
+	var urls []string
+	for _, a := range testCluster.addrs {
+		urls = append(urls, "redis://"+a)
+	}
+	s, err := OpenRedis(context.Background(), RedisOptions{URLs: urls, KeyPrefix: fmt.Sprintf("k%d:", testRedis.seq.Add(1))})
+	if err != nil {
+		t.Fatalf("OpenRedis (cluster): %v", err)
+	}
+	if !s.cluster {
+		t.Fatal("several URLs did not make a cluster client")
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func startCluster() ([]string, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server is required: %w", err)
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		return nil, fmt.Errorf("redis-cli is required for the cluster tests: %w", err)
+	}
+	testCluster.dir, _ = os.MkdirTemp("", "a2a-store-cluster")
+	var addrs []string
+	for i := range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		dir := filepath.Join(testCluster.dir, fmt.Sprint(i))
+		_ = os.MkdirAll(dir, 0o700)
+		cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--dir", dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		testCluster.cmds = append(testCluster.cmds, cmd)
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", port))
+	}
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a})
+		ok := false
+		for range 200 {
+			if c.Ping(context.Background()).Err() == nil {
+				ok = true
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		_ = c.Close()
+		if !ok {
+			return nil, fmt.Errorf("cluster node %s did not answer", a)
+		}
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	for range 400 {
+		info, err := c.ClusterInfo(context.Background()).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			// Every node must agree before the first writes.
+			ready := true
+			for _, a := range addrs {
+				n := redis.NewClient(&redis.Options{Addr: a})
+				ni, err := n.ClusterInfo(context.Background()).Result()
+				_ = n.Close()
+				if err != nil || !strings.Contains(ni, "cluster_state:ok") {
+					ready = false
+				}
+			}
+			if ready {
+				return addrs, nil
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("redis cluster did not become ready")
 }
 
 // TestCountsFollowMoves: after tasks move between states and contexts,
