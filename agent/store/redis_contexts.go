@@ -107,6 +107,7 @@ type redisLease struct {
 	key, token string
 }
 
+// Renew extends the lease if the token is still the holder's.
 func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error) {
 	n, err := renewScript.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
@@ -115,6 +116,7 @@ func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error)
 	return n == 1, nil
 }
 
+// Release deletes the lease if the token is still the holder's.
 func (l *redisLease) Release(ctx context.Context) error {
 	if err := releaseScript.Run(ctx, l.s.c, []string{l.key}, l.token).Err(); err != nil {
 		return l.s.opErr("releasing context lease", err)
