@@ -260,3 +260,29 @@ func TestSharedFollowUpWaitsForRemoteTurn(t *testing.T) {
 		t.Fatalf("history holds %d user messages, want both turns: %+v", users, got.History)
 	}
 }
+
+// TestSharedWorkspaceBinding (INPUT-1, SCALE-1): a context bound to a
+// workspace through A runs in it through B (a follow-up without a cwd)
+// and refuses another workspace through B.
+func TestSharedWorkspaceBinding(t *testing.T) {
+	root, dirA, dirB := workspaceDirs(t)
+	addr := startRedis(t)
+	cbA, cbB := &cwdBackend{}, &cwdBackend{}
+	a := newSharedEnv(t, addr, Config{Backend: cbA, Workspace: NewWorkspace(root, []string{root})})
+	b := newSharedEnv(t, addr, Config{Backend: cbB, Workspace: NewWorkspace(root, []string{root})})
+	if got := a.send("", sendReq(withCwd(inContext(msg("x"), "bound"), dirA))); got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("bind through A: %s %q", got.Status.State, statusText(got))
+	}
+	if got := b.send("", sendReq(inContext(msg("y"), "bound"))); got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("follow-up through B: %s %q", got.Status.State, statusText(got))
+	}
+	cbB.mu.Lock()
+	ran := cbB.cwds
+	cbB.mu.Unlock()
+	if len(ran) != 1 || ran[0] != dirA {
+		t.Fatalf("B ran in %v, want the workspace bound through A", ran)
+	}
+	if got := b.send("", sendReq(withCwd(inContext(msg("z"), "bound"), dirB))); got.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("other workspace through B: %s, want FAILED", got.Status.State)
+	}
+}

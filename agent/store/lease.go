@@ -61,3 +61,28 @@ func (d *Deferred) SharedAcrossInstances() bool {
 	sh, ok := s.(Shared)
 	return ok && sh.SharedAcrossInstances()
 }
+
+// ContextCreator is implemented by shared stores: a new context record is
+// created only if no instance created it first, so that concurrent first
+// messages on several instances agree on one workspace binding (INPUT-1,
+// SCALE-1).
+type ContextCreator interface {
+	// CreateContext stores c unless (c.Owner, c.ID) exists; it returns the
+	// record that is stored afterwards (c, or the existing one) and
+	// whether this call created it. ErrLocalLeases when the store is not
+	// shared (the in-process context table serialises creation).
+	CreateContext(ctx context.Context, c ContextRecord) (*ContextRecord, bool, error)
+}
+
+// CreateContext forwards to the open store (ErrLocalLeases when it is
+// not shared).
+func (d *Deferred) CreateContext(ctx context.Context, c ContextRecord) (*ContextRecord, bool, error) {
+	s, err := d.get(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if cc, ok := s.(ContextCreator); ok {
+		return cc.CreateContext(ctx, c)
+	}
+	return nil, false, ErrLocalLeases
+}

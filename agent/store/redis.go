@@ -59,9 +59,10 @@ type Redis struct {
 }
 
 var (
-	_ FullStore     = (*Redis)(nil)
-	_ ContextLeaser = (*Redis)(nil)
-	_ Shared        = (*Redis)(nil)
+	_ FullStore      = (*Redis)(nil)
+	_ ContextLeaser  = (*Redis)(nil)
+	_ Shared         = (*Redis)(nil)
+	_ ContextCreator = (*Redis)(nil)
 )
 
 // OpenRedis connects to Redis and checks that it answers (PING).

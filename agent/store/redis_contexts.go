@@ -127,3 +127,36 @@ func (l *redisLease) Release(ctx context.Context) error {
 // SharedAcrossInstances is true: every instance on the Redis deployment
 // sees the same records.
 func (s *Redis) SharedAcrossInstances() bool { return true }
+
+// createContextScript creates a context record unless it exists.
+// KEYS[1] context hash; ARGV cwd, created ms, updated ms.
+var createContextScript = redis.NewScript(`
+if redis.call('HSETNX', KEYS[1], 'w', ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'c', ARGV[2], 'u', ARGV[3])
+return 1
+`)
+
+// CreateContext creates the context record unless another instance did:
+// the first creator's workspace binding wins (INPUT-1 across instances).
+func (s *Redis) CreateContext(ctx context.Context, c ContextRecord) (*ContextRecord, bool, error) {
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	n, err := createContextScript.Run(ctx, s.c, []string{s.ctxKey(c.Owner, c.ID)}, c.Cwd, c.CreatedAt.UnixMilli(), c.UpdatedAt.UnixMilli()).Int()
+	if err != nil {
+		return nil, false, s.opErr("creating context", err)
+	}
+	if n == 1 {
+		if c.State != nil {
+			if err := s.PutContext(ctx, c); err != nil {
+				return nil, false, err
+			}
+		}
+		return &c, true, nil
+	}
+	got, err := s.GetContext(ctx, c.Owner, c.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return got, false, nil
+}

@@ -242,3 +242,52 @@ func TestDeferredSharedSeams(t *testing.T) {
 		t.Fatal("Redis not reported as shared")
 	}
 }
+
+// TestRedisCreateContextOnce (INPUT-1 across instances): concurrent
+// creates of one context on several store connections agree on the
+// first creator's workspace binding.
+func TestRedisCreateContextOnce(t *testing.T) {
+	first := newTestRedis(t)
+	ctx := context.Background()
+	stores := []*Redis{first}
+	for range 3 {
+		s, err := OpenRedis(ctx, RedisOptions{URLs: []string{"redis://" + redisAddr(t)}, KeyPrefix: first.p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores = append(stores, s)
+	}
+	for round := range 20 {
+		id := fmt.Sprint("ctx-", round)
+		type out struct {
+			cwd     string
+			created bool
+		}
+		res := make(chan out, 8)
+		for i := range 8 {
+			go func() {
+				rec := ContextRecord{Owner: "o", ID: id, Cwd: fmt.Sprint("/w/", i), CreatedAt: t0, UpdatedAt: t0}
+				got, created, err := stores[i%len(stores)].CreateContext(ctx, rec)
+				if err != nil {
+					t.Error(err)
+					res <- out{}
+					return
+				}
+				res <- out{got.Cwd, created}
+			}()
+		}
+		created, cwds := 0, map[string]bool{}
+		for range 8 {
+			o := <-res
+			cwds[o.cwd] = true
+			if o.created {
+				created++
+			}
+		}
+		stored, err := first.GetContext(ctx, "o", id)
+		if err != nil || created != 1 || len(cwds) != 1 || !cwds[stored.Cwd] || !stored.CreatedAt.Equal(t0) {
+			t.Fatalf("round %d: %d creators, bindings %v, stored %+v %v", round, created, cwds, stored, err)
+		}
+	}
+}
