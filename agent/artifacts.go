@@ -131,6 +131,9 @@ func (s *Service) storePayload(r *run, ts *turnState, id string, ev backend.Even
 	if err != nil {
 		return a2a.Part{}, nil, err
 	}
+	if err := s.shareArtifact(context.Background(), sha, b); err != nil {
+		return a2a.Part{}, nil, err
+	}
 	sa := storedArtifact{sha: sha, size: int64(len(b)), mediaType: mediaBase(ev.MediaType), filename: safeFilename(ev.Filename)}
 	if sa.filename == "" && hasPrev {
 		sa.filename = prev.filename
@@ -184,6 +187,9 @@ func (s *Service) storeRawParts(r *run, ts *turnState, id string, parts []a2a.Pa
 		}
 		sha, err := putArtifact(s.cfg.ArtifactDir, p.Raw)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := s.shareArtifact(context.Background(), sha, p.Raw); err != nil {
 			return nil, nil, err
 		}
 		mt := mediaBase(p.MediaType)
@@ -270,7 +276,10 @@ func (s *Service) OpenArtifact(ctx context.Context, call Call, taskID, artifactI
 	}
 	f, err := os.Open(artifactPath(s.cfg.ArtifactDir, sha))
 	if err != nil {
-		return nil, errArtifactNotFound
+		var ok bool
+		if f, ok = s.openSharedArtifact(ctx, sha); !ok { // SCALE-1
+			return nil, errArtifactNotFound
+		}
 	}
 	if mediaType == "" {
 		mediaType = "application/octet-stream"

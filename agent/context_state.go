@@ -35,13 +35,18 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string, minted 
 		c.session.State = rec.State
 	case errors.Is(err, store.ErrNotFound):
 		now := time.Now()
-		if err := s.putContextSoon(ctx, store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}); err != nil {
+		rec := store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
+		if got, ok := s.createShared(ctx, rec); ok {
+			bound = got.Cwd // another instance may have bound it first
+			c.session.State = got.State
+		} else if err := s.putContextSoon(ctx, rec); err != nil {
 			s.cfg.Logger.Error("storing context", errField(err))
 		}
 	default:
 		s.cfg.Logger.Error("reading context", errField(err))
 	}
 	c.cwd = bound
+	c.fresh.Store(true)
 	close(c.ready)
 	return c, c.cwd
 }
@@ -89,4 +94,23 @@ func (s *Service) putContextSoon(ctx context.Context, rec store.ContextRecord) e
 		return nw.PutContextNoWait(rec)
 	}
 	return s.st.PutContext(context.WithoutCancel(ctx), rec)
+}
+
+// createShared creates the context record in a shared store unless
+// another instance created it first, and returns the stored record; ok is
+// false when the store is not shared (or failed: then the record is
+// written as before).
+func (s *Service) createShared(ctx context.Context, rec store.ContextRecord) (*store.ContextRecord, bool) {
+	cc, isShared := s.hub.store.(store.ContextCreator)
+	if !isShared {
+		return nil, false
+	}
+	got, _, err := cc.CreateContext(context.WithoutCancel(ctx), rec)
+	if err != nil {
+		if !errors.Is(err, store.ErrLocalLeases) {
+			s.cfg.Logger.Error("creating context", errField(err))
+		}
+		return nil, false
+	}
+	return got, true
 }

@@ -27,6 +27,9 @@ type convContext struct {
 	// ready is closed once cwd holds the workspace the context is bound to
 	// (read from the store, or stored by the creator).
 	ready chan struct{}
+	// fresh is set while session.State is as just read from the store (a
+	// shared lease need not reload it: context_lease.go).
+	fresh atomic.Bool
 }
 
 // acquire takes the context's busy lease, waiting up to wait.

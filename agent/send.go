@@ -226,6 +226,9 @@ func (s *Service) continuable(ctx context.Context, owner string, msg *a2a.Messag
 		s.cfg.Logger.Error("reading task", errField(err))
 		return nil, a2a.ErrInternal()
 	}
+	if t, err = s.awaitRemoteTurn(ctx, owner, t); err != nil {
+		return nil, err
+	}
 	if t.Status.State.Terminal() {
 		return nil, &a2a.Error{Code: a2a.CodeUnsupportedOperation, Message: "Task is " + stateWord(t.Status.State) + " and accepts no more messages; send a new message in the same context instead", Metadata: map[string]string{"taskId": t.ID}}
 	}

@@ -53,12 +53,18 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	state, text := a2a.TaskStateFailed, ""
 	taskID, ctxID := r.ids()
 	ctx, span := r.trace.start(ctx, s, r.owner, taskID, ctxID)
+	// releaseShared gives the shared context lease up after the final
+	// write, so that another instance's next turn sees this one's result.
+	var releaseShared func()
 	defer func() {
 		if v := recover(); v != nil {
 			s.cfg.Logger.Error("turn panicked", zap.Any("panic", v), zap.String("correlation_id", corr))
 			state, text = a2a.TaskStateFailed, internalMessage(corr)
 		}
 		final := s.finalize(r, state, text, ts)
+		if releaseShared != nil {
+			releaseShared()
+		}
 		endTurnSpan(span, final.Status.State)
 		s.logTurn(r, final, started, corr, ts)
 	}()
@@ -68,6 +74,7 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	}
 	// The context lease first, then a concurrency slot: a message waiting
 	// for its busy context must not hold a slot other contexts could use.
+	waitUntil := time.Now().Add(s.cfg.ContextWait)
 	c, cwd, refused := s.turnContext(ctx, r.owner, msg.ContextID, in)
 	if refused != "" {
 		text = refused
@@ -82,6 +89,20 @@ func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *tur
 		return
 	}
 	defer c.release()
+	// The same context on other instances (SCALE-3; no-op on SQLite).
+	release, leased, failed := s.leaseShared(ctx, c, waitUntil)
+	if !leased {
+		switch {
+		case errors.Is(context.Cause(ctx), errCanceledByClient):
+			state, text = a2a.TaskStateCanceled, msgCanceled
+		case failed:
+			text = msgTransient
+		default:
+			text = msgAlreadyWorking
+		}
+		return
+	}
+	releaseShared = release
 	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
 		text = msgBusy
 		return

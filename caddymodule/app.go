@@ -36,9 +36,13 @@ type App struct {
 	// Default: "./data".
 	DataDir string `json:"data_dir,omitempty"`
 
-	// Store selects the task store. Only "sqlite" (the embedded default) is
-	// available in this version.
+	// Store selects the task store: "sqlite" (the embedded default, one
+	// instance per data directory) or "redis" (shared by several
+	// instances, SCALE-1; configured by Redis).
 	Store string `json:"store,omitempty"`
+
+	// Redis configures the "redis" store.
+	Redis *StoreRedis `json:"redis,omitempty"`
 
 	// Durability is "full" (default: every commit is fsynced, SQLite
 	// synchronous=FULL) or "normal" (synchronous=NORMAL: faster, but the
@@ -94,6 +98,8 @@ type sharedState struct {
 	// dataDir is the absolute data directory (artifacts/ and inputs/ live there).
 	dataDir    string
 	durability string
+	// redis is set for `store redis` (store_redis.go).
+	redis *StoreRedis
 
 	openOnce sync.Once
 	openErr  error
@@ -128,8 +134,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if a.Durability == "" {
 		a.Durability = "full"
 	}
-	if a.Store != "sqlite" {
-		return fmt.Errorf("store: unknown store %q (want sqlite)", a.Store)
+	if err := a.validateStore(); err != nil {
+		return err
 	}
 	if a.Durability != "full" && a.Durability != "normal" {
 		return fmt.Errorf("durability: must be full or normal, not %q", a.Durability)
@@ -143,9 +149,13 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	a.key = dir
-	val, _, err := sharedStates.LoadOrNew(dir, func() (caddy.Destructor, error) {
-		return newShared(dir, a.Durability)
+	a.key = a.sharedKey(dir)
+	val, _, err := sharedStates.LoadOrNew(a.key, func() (caddy.Destructor, error) {
+		sh, err := newShared(dir, a.Durability)
+		if err == nil && a.Store == "redis" {
+			sh.redis = a.Redis
+		}
+		return sh, err
 	})
 	if err != nil {
 		a.key = ""
@@ -191,6 +201,9 @@ func (s *sharedState) open() error {
 }
 
 func (s *sharedState) doOpen() error {
+	if s.redis != nil {
+		return s.openRedis()
+	}
 	lock, err := store.LockDir(s.dataDir)
 	if errors.Is(err, store.ErrDirLocked) {
 		// The operator's own path, at startup: say which directory.

@@ -18,7 +18,7 @@ func init() {
 //	{
 //		a2a {
 //			data_dir <path>
-//			store sqlite
+//			store sqlite | store redis <url>… | store redis { … } (caddyfile_store.go)
 //			durability full|normal
 //			shutdown_timeout <duration>
 //			redis_rpc { … } (see unmarshalRedisRPC)
@@ -59,6 +59,12 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 			app.RedisRPC = r
 			continue
 		}
+		if opt == "store" {
+			if err := parseStore(d, app); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var val string
 		if !d.Args(&val) || d.NextArg() {
 			return nil, d.Errf("a2a: %s takes exactly one value", opt)
@@ -66,11 +72,6 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 		switch opt {
 		case "data_dir":
 			app.DataDir = val
-		case "store":
-			if val != "sqlite" {
-				return nil, d.Errf("a2a: store: unknown store %q (want sqlite)", val)
-			}
-			app.Store = val
 		case "durability":
 			if val != "full" && val != "normal" {
 				return nil, d.Errf("a2a: durability must be full or normal, not %q", val)

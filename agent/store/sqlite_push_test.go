@@ -133,13 +133,10 @@ func TestPushOutbox(t *testing.T) {
 // refused, replacing an existing id does not count twice, other tasks have
 // their own count, and concurrent creates (group-committed together)
 // never exceed the cap.
-func TestPushConfigMax(t *testing.T) {
+func TestPushConfigMax(t *testing.T) { eachStore(t, testPushConfigMax) }
+
+func testPushConfigMax(t *testing.T, s FullStore) {
 	ctx := context.Background()
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	for _, id := range []string{"t1", "t2", "t3"} {
 		if err := s.PutTask(ctx, "alice", &a2a.Task{ID: id, ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}); err != nil {
 			t.Fatal(err)

@@ -53,14 +53,14 @@ func mkTask(id, ctxID string, state a2a.TaskState, ts time.Time) *a2a.Task {
 	}
 }
 
-func mustPut(t testing.TB, s *SQLite, owner string, task *a2a.Task) {
+func mustPut(t testing.TB, s FullStore, owner string, task *a2a.Task) {
 	t.Helper()
 	if err := s.PutTask(bg, owner, task); err != nil {
 		t.Fatalf("PutTask(%s, %s): %v", owner, task.ID, err)
 	}
 }
 
-func mustGet(t testing.TB, s *SQLite, owner, id string) *a2a.Task {
+func mustGet(t testing.TB, s FullStore, owner, id string) *a2a.Task {
 	t.Helper()
 	got, err := s.GetTask(bg, owner, id)
 	if err != nil {
@@ -69,7 +69,7 @@ func mustGet(t testing.TB, s *SQLite, owner, id string) *a2a.Task {
 	return got
 }
 
-func mustList(t testing.TB, s *SQLite, q ListQuery) ListResult {
+func mustList(t testing.TB, s FullStore, q ListQuery) ListResult {
 	t.Helper()
 	res, err := s.ListTasks(bg, q)
 	if err != nil {
@@ -86,8 +86,9 @@ func ids(tasks []a2a.Task) []string {
 	return out
 }
 
-func TestPutGetRoundtrip(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestPutGetRoundtrip(t *testing.T) { eachStore(t, testPutGetRoundtrip) }
+
+func testPutGetRoundtrip(t *testing.T, s FullStore) {
 	want := &a2a.Task{
 		ID:        "task-1",
 		ContextID: "ctx-1",
@@ -150,8 +151,9 @@ func TestPutGetRoundtrip(t *testing.T) {
 	}
 }
 
-func TestPutTaskValidation(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestPutTaskValidation(t *testing.T) { eachStore(t, testPutTaskValidation) }
+
+func testPutTaskValidation(t *testing.T, s FullStore) {
 	if err := s.PutTask(bg, "a", nil); err == nil {
 		t.Fatal("nil task accepted")
 	}
@@ -181,8 +183,9 @@ func TestPutTaskValidation(t *testing.T) {
 	}
 }
 
-func TestForeignOwner(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestForeignOwner(t *testing.T) { eachStore(t, testForeignOwner) }
+
+func testForeignOwner(t *testing.T, s FullStore) {
 	task := mkTask("shared-id", "c1", a2a.TaskStateWorking, t0)
 	mustPut(t, s, "alice", task)
 
@@ -212,8 +215,9 @@ func TestForeignOwner(t *testing.T) {
 	}
 }
 
-func TestListOrderingTies(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestListOrderingTies(t *testing.T) { eachStore(t, testListOrderingTies) }
+
+func testListOrderingTies(t *testing.T, s FullStore) {
 	for _, id := range []string{"b", "d", "a", "c"} {
 		mustPut(t, s, "o", mkTask(id, "c", a2a.TaskStateWorking, t0))
 	}
@@ -266,7 +270,7 @@ var testStates = []a2a.TaskState{
 
 // fillRandom stores n tasks spread over owners, contexts, states and a few
 // hundred distinct milliseconds (so there are many ties) and returns them.
-func fillRandom(t *testing.T, s *SQLite, n int, seed uint64) map[string]*model {
+func fillRandom(t *testing.T, s FullStore, n int, seed uint64) map[string]*model {
 	r := rand.New(rand.NewPCG(seed, 1))
 	owners := []string{"", "alice", "bob"}
 	// "" exercises the trigger's de-duplication of the (owner, '', …) rows.
@@ -334,7 +338,7 @@ func cmpInt(a, b int64) int {
 }
 
 // listAll pages through q and checks every page's Total and cursor.
-func listAll(t *testing.T, s *SQLite, q ListQuery, wantTotal int) []string {
+func listAll(t *testing.T, s FullStore, q ListQuery, wantTotal int) []string {
 	t.Helper()
 	var got []string
 	for pages := 0; ; pages++ {
@@ -367,8 +371,9 @@ func listAll(t *testing.T, s *SQLite, q ListQuery, wantTotal int) []string {
 	}
 }
 
-func TestListPaginationAndFilters(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestListPaginationAndFilters(t *testing.T) { eachStore(t, testListPaginationAndFilters) }
+
+func testListPaginationAndFilters(t *testing.T, s FullStore) {
 	all := fillRandom(t, s, 600, 7)
 
 	// StatusAfter values: a time between milliseconds, and an exact stored
@@ -419,8 +424,9 @@ func TestListPaginationAndFilters(t *testing.T) {
 	}
 }
 
-func TestStatusAfterInclusive(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestStatusAfterInclusive(t *testing.T) { eachStore(t, testStatusAfterInclusive) }
+
+func testStatusAfterInclusive(t *testing.T, s FullStore) {
 	mustPut(t, s, "o", mkTask("before", "c", a2a.TaskStateWorking, t0.Add(-time.Millisecond)))
 	mustPut(t, s, "o", mkTask("at", "c", a2a.TaskStateWorking, t0))
 	mustPut(t, s, "o", mkTask("after", "c", a2a.TaskStateWorking, t0.Add(time.Millisecond)))
@@ -434,8 +440,9 @@ func TestStatusAfterInclusive(t *testing.T) {
 	}
 }
 
-func TestIncludeArtifacts(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestIncludeArtifacts(t *testing.T) { eachStore(t, testIncludeArtifacts) }
+
+func testIncludeArtifacts(t *testing.T, s FullStore) {
 	task := mkTask("t", "c", a2a.TaskStateCompleted, t0)
 	task.Artifacts = []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("x")}}}
 	mustPut(t, s, "o", task)
@@ -453,7 +460,7 @@ func TestIncludeArtifacts(t *testing.T) {
 }
 
 // totals returns Total for every filter combination over owner o.
-func totals(t *testing.T, s *SQLite, o string) map[string]int {
+func totals(t *testing.T, s FullStore, o string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, c := range []string{"", "c1", "c2"} {
@@ -613,8 +620,9 @@ func TestReopenAndMigrations(t *testing.T) {
 	}
 }
 
-func TestContexts(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestContexts(t *testing.T) { eachStore(t, testContexts) }
+
+func testContexts(t *testing.T, s FullStore) {
 	if _, err := s.GetContext(bg, "o", "c"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing context: %v", err)
 	}
@@ -717,8 +725,9 @@ func TestFailInterrupted(t *testing.T) {
 	}
 }
 
-func TestConcurrentWriters(t *testing.T) {
-	s, _ := newTestStore(t)
+func TestConcurrentWriters(t *testing.T) { eachStore(t, testConcurrentWriters) }
+
+func testConcurrentWriters(t *testing.T, s FullStore) {
 	const writers, per = 32, 25
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -759,7 +768,11 @@ func TestConcurrentWriters(t *testing.T) {
 	if total != writers*per || done != writers*((per+1)/2) {
 		t.Fatalf("listed %d tasks (%d completed), want %d (%d)", total, done, writers*per, writers*((per+1)/2))
 	}
-	batches, reqs := s.w.nBatches.Load(), s.w.nRequests.Load()
+	sq, ok := s.(*SQLite)
+	if !ok {
+		return
+	}
+	batches, reqs := sq.w.nBatches.Load(), sq.w.nRequests.Load()
 	t.Logf("%d writes in %d transactions (%.1f per commit)", reqs, batches, float64(reqs)/float64(batches))
 	if reqs != int64(writers*per+writers*((per+1)/2)) {
 		t.Fatalf("writer saw %d requests", reqs)

@@ -15,7 +15,7 @@ func (r *runner) sendMessage() []result {
 		return expect(c, r.fast+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED")
 	})
 	res.ratioTo = []string{"baseline: Caddy respond", "baseline: bare net/http", jsSendBaseline}
-	return []result{res}
+	return append([]result{res}, r.sendMessageRedis()...)
 }
 
 // streamMessage measures SendStreamingMessage and its event rate.

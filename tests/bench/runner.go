@@ -24,6 +24,7 @@ type runner struct {
 	admin                     string // admin endpoint (pprof goroutine counts)
 	pushLocal, pushRedis      string // sites with push on (local outbox / Redis Streams)
 	redisAddr                 string
+	bin                       string // the built gateway (store_redis.go starts a second one)
 }
 
 // benchToken is the bearer token of the benchmarked sites.
@@ -126,6 +127,7 @@ func (r *runner) run() error {
 	if err != nil {
 		return err
 	}
+	r.bin = bin
 	dataDir := filepath.Join(dir, "data")
 	if err := r.preload(dataDir); err != nil {
 		return err

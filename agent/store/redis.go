@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of RedisOptions.
+const (
+	// DefaultRedisKeyPrefix starts every key the Redis store writes.
+	DefaultRedisKeyPrefix = "a2a:"
+	// DefaultMaxSharedBlobBytes is the default cap of one artifact or
+	// attachment payload kept in a shared store (SCALE-1): 8 MiB.
+	DefaultMaxSharedBlobBytes = 8 << 20
+	// redisOpTimeout bounds one store call that has no deadline of its own
+	// (the no-wait writes).
+	redisOpTimeout = 10 * time.Second
+)
+
+// RedisOptions configures OpenRedis (SCALE-1).
+type RedisOptions struct {
+	// URLs locate Redis. One URL: redis://[user:pass@]host:port/db,
+	// rediss://… (TLS), unix:///path.sock, a Sentinel set as
+	// redis+sentinel://[user:pass@]s1:26379,s2:26379/MASTER[/db] (or
+	// redis://s1:26379?master_name=MASTER), or a cluster as
+	// redis://host1:port?addr=host2:port. Several URLs: the seed nodes of a
+	// Redis Cluster. Required.
+	URLs []string
+	// KeyPrefix starts every key. Default DefaultRedisKeyPrefix.
+	KeyPrefix string
+	// MaxSharedBlobBytes caps one stored payload (SCALE-1). Default
+	// DefaultMaxSharedBlobBytes.
+	MaxSharedBlobBytes int64
+}
+
+// Redis is the shared Store (SCALE-1): several gateway instances on one
+// Redis deployment (standalone, Sentinel or Cluster) see the same tasks,
+// contexts, push configs and outbox, and take the same context leases.
+// Every key of one task shares the hash tag {t:<id>}, every index of one
+// owner {o:<owner>}, so that the scripts that must be atomic touch one
+// slot. See SCHEMA.md ("Redis store") for the key layout.
+type Redis struct {
+	c       redis.UniversalClient
+	p       string // key prefix
+	maxBlob int64
+	cluster bool // keys of different hash tags live in different slots
+	closed  atomic.Bool
+	closeMu sync.Mutex
+	closed1 bool
+	wg      sync.WaitGroup // no-wait writes in flight
+}
+
+var (
+	_ FullStore      = (*Redis)(nil)
+	_ ContextLeaser  = (*Redis)(nil)
+	_ Shared         = (*Redis)(nil)
+	_ ContextCreator = (*Redis)(nil)
+)
+
+// OpenRedis connects to Redis and checks that it answers (PING).
+func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
+	c, err := newRedisClient(o.URLs)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("opening redis store: %w", redisErr(err))
+	}
+	p := o.KeyPrefix
+	if p == "" {
+		p = DefaultRedisKeyPrefix
+	}
+	maxBlob := o.MaxSharedBlobBytes
+	if maxBlob <= 0 {
+		maxBlob = DefaultMaxSharedBlobBytes
+	}
+	_, cluster := c.(*redis.ClusterClient)
+	return &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster}, nil
+}
+
+// Client returns the underlying client (tests and diagnostics).
+func (s *Redis) Client() redis.UniversalClient { return s.c }
+
+// Close waits for queued no-wait writes and closes the connections. Later
+// calls return nil; every other method returns ErrClosed afterwards.
+func (s *Redis) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed1 {
+		return nil
+	}
+	s.closed1 = true
+	s.closed.Store(true)
+	s.wg.Wait()
+	if err := s.c.Close(); err != nil {
+		return fmt.Errorf("closing redis store: %w", err)
+	}
+	return nil
+}
+
+// redisErr keeps a Redis error's text but never an address or password:
+// go-redis errors carry neither, dial errors carry the address, which is
+// dropped.
+func redisErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		return err
+	}
+	return errors.New("redis unreachable")
+}
+
+// keyPart makes s safe inside a key: ids of the usual alphabet
+// ([A-Za-z0-9._/@-]) are kept,
+// anything else (separators, braces, long strings) is "~" + base64url.
+func keyPart(s string) string {
+	if len(s) <= 128 {
+		ok := true
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/' || c == '@') {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return s
+		}
+	}
+	return "~" + b64(s)
+}
+
+// Keys. The hash tag in braces decides the cluster slot.
+
+func (s *Redis) taskKey(id string) string      { return s.p + "{t:" + keyPart(id) + "}" }
+func (s *Redis) pushCfgKey(id string) string   { return s.p + "{t:" + keyPart(id) + "}:push" }
+func (s *Redis) ownerBase(owner string) string { return s.p + "{o:" + keyPart(owner) + "}:z" }
+func (s *Redis) ownerIx(owner string) string   { return s.p + "{o:" + keyPart(owner) + "}:ix" }
+func (s *Redis) ctxKey(owner, id string) string {
+	return s.p + "{x:" + keyPart(owner) + ":" + keyPart(id) + "}"
+}
+func (s *Redis) leaseKey(owner, id string) string { return s.ctxKey(owner, id) + ":lease" }
+func (s *Redis) pageKeyKey() string               { return s.p + "{k}:pagetoken" }
+
+// listKey is the sorted set holding the owner's tasks that match the
+// context and state filters ("" = any).
+func (s *Redis) listKey(owner, contextID, state string) string {
+	return zsetKey(s.ownerBase(owner), keyPart(contextID), state)
+}
+
+func zsetKey(base, ctxPart, state string) string {
+	switch {
+	case ctxPart != "" && state != "":
+		return base + ":cs:" + ctxPart + ":" + state
+	case ctxPart != "":
+		return base + ":c:" + ctxPart
+	case state != "":
+		return base + ":s:" + state
+	}
+	return base
+}
+
+// member is a task's entry in the owner's sorted sets: all scores are 0
+// and the member sorts by status time (13 zero-padded decimal digits of
+// Unix ms), then id, so a lexicographic range walk is the list order.
+func member(statusMS int64, id string) string {
+	if statusMS < 0 {
+		statusMS = 0
+	}
+	ts := strconv.FormatInt(statusMS, 10)
+	if len(ts) < 13 {
+		ts = strings.Repeat("0", 13-len(ts)) + ts
+	}
+	return ts + ":" + id
+}
+
+func padMS(ms int64) string {
+	m := member(ms, "")
+	return m[:len(m)-1]
+}
+
+// live fails once the store is closed.
+func (s *Redis) live() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// opErr maps an error of a call that raced with Close to ErrClosed.
+func (s *Redis) opErr(what string, err error) error {
+	if s.closed.Load() || errors.Is(err, redis.ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("%s: %w", what, redisErr(err))
+}

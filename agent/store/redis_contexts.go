@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// PutContext inserts or replaces the context record: a small hash (cwd,
+// backend state, times in Unix ms) under the context's own hash tag.
+func (s *Redis) PutContext(ctx context.Context, c ContextRecord) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	if int64(len(c.State)) > s.maxBlob {
+		return errors.New("writing context: backend state is larger than max_shared_blob_bytes")
+	}
+	key := s.ctxKey(c.Owner, c.ID)
+	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, "w", c.Cwd, "c", c.CreatedAt.UnixMilli(), "u", c.UpdatedAt.UnixMilli())
+		if c.State == nil {
+			p.HDel(ctx, key, "st")
+		} else {
+			p.HSet(ctx, key, "st", c.State)
+		}
+		return nil
+	})
+	if err != nil {
+		return s.opErr("writing context", err)
+	}
+	return nil
+}
+
+// PutContextNoWait is PutContext with a timeout of its own.
+func (s *Redis) PutContextNoWait(c ContextRecord) error {
+	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+	defer cancel()
+	return s.PutContext(ctx, c)
+}
+
+// GetContext returns the owner's context record, or ErrNotFound.
+func (s *Redis) GetContext(ctx context.Context, owner, id string) (*ContextRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	vals, err := s.c.HMGet(ctx, s.ctxKey(owner, id), "w", "st", "c", "u").Result()
+	if err != nil {
+		return nil, s.opErr("reading context", err)
+	}
+	cwd, ok := vals[0].(string)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	c := &ContextRecord{Owner: owner, ID: id, Cwd: cwd}
+	if st, ok := vals[1].(string); ok {
+		c.State = []byte(st)
+	}
+	c.CreatedAt = msField(vals[2])
+	c.UpdatedAt = msField(vals[3])
+	return c, nil
+}
+
+func msField(v any) time.Time {
+	str, _ := v.(string)
+	ms, _ := strconv.ParseInt(str, 10, 64)
+	return time.UnixMilli(ms).UTC()
+}
+
+// renewScript extends a lease that is still the caller's.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`)
+
+// releaseScript deletes a lease that is still the caller's.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// TryLeaseContext takes the context's busy lease (SET NX PX with a random
+// token) for ttl (SCALE-3).
+func (s *Redis) TryLeaseContext(ctx context.Context, owner, id string, ttl time.Duration) (ContextLease, bool, error) {
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	l := &redisLease{s: s, key: s.leaseKey(owner, id), token: hex.EncodeToString(b[:])}
+	ok, err := s.c.SetNX(ctx, l.key, l.token, ttl).Result()
+	if err != nil {
+		return nil, false, s.opErr("leasing context", err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return l, true, nil
+}
+
+type redisLease struct {
+	s          *Redis
+	key, token string
+}
+
+// Renew extends the lease if the token is still the holder's.
+func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error) {
+	n, err := renewScript.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, l.s.opErr("renewing context lease", err)
+	}
+	return n == 1, nil
+}
+
+// Release deletes the lease if the token is still the holder's.
+func (l *redisLease) Release(ctx context.Context) error {
+	if err := releaseScript.Run(ctx, l.s.c, []string{l.key}, l.token).Err(); err != nil {
+		return l.s.opErr("releasing context lease", err)
+	}
+	return nil
+}
+
+// SharedAcrossInstances is true: every instance on the Redis deployment
+// sees the same records.
+func (s *Redis) SharedAcrossInstances() bool { return true }
+
+// createContextScript creates a context record unless it exists.
+// KEYS[1] context hash; ARGV cwd, created ms, updated ms.
+var createContextScript = redis.NewScript(`
+if redis.call('HSETNX', KEYS[1], 'w', ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'c', ARGV[2], 'u', ARGV[3])
+return 1
+`)
+
+// CreateContext creates the context record unless another instance did:
+// the first creator's workspace binding wins (INPUT-1 across instances).
+func (s *Redis) CreateContext(ctx context.Context, c ContextRecord) (*ContextRecord, bool, error) {
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	n, err := createContextScript.Run(ctx, s.c, []string{s.ctxKey(c.Owner, c.ID)}, c.Cwd, c.CreatedAt.UnixMilli(), c.UpdatedAt.UnixMilli()).Int()
+	if err != nil {
+		return nil, false, s.opErr("creating context", err)
+	}
+	if n == 1 {
+		if c.State != nil {
+			if err := s.PutContext(ctx, c); err != nil {
+				return nil, false, err
+			}
+		}
+		return &c, true, nil
+	}
+	got, err := s.GetContext(ctx, c.Owner, c.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return got, false, nil
+}

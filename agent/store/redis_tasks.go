@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// putTaskScript writes a task record (one slot: the task's hash tag). It
+// refuses a task of another owner (nil reply), bumps the record's version
+// (the owner index applies only newer versions, so index updates that
+// arrive out of order converge) and, when ARGV[7] is "1", returns the
+// task's push configs for the outbox.
+//
+// KEYS[1] task hash, KEYS[2] push config hash.
+// ARGV owner, context id, state, status ms, body, artifacts ("" = none), want configs.
+var putTaskScript = redis.NewScript(`
+local o = redis.call('HGET', KEYS[1], 'o')
+if o and o ~= ARGV[1] then return false end
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', ARGV[2], 's', ARGV[3], 'ts', ARGV[4], 'b', ARGV[5])
+if ARGV[6] == '' then redis.call('HDEL', KEYS[1], 'a') else redis.call('HSET', KEYS[1], 'a', ARGV[6]) end
+if ARGV[7] == '1' then return {v, redis.call('HVALS', KEYS[2])} end
+return {v}
+`)
+
+// indexScript moves a task in its owner's sorted sets (one slot: the
+// owner's hash tag): out of the sets of the version it indexed last, into
+// those of version ARGV[2], unless a newer version is indexed already.
+//
+// KEYS[1] the owner's index hash (task id → "version|ctx|state|member").
+// ARGV task id, version, context key part, state, member, sorted set base key.
+var indexScript = redis.NewScript(indexLua)
+
+const indexLua = `
+local function index(ix, id, ver, cpart, state, m, base)
+` + indexBody + `
+end
+return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+`
+
+// putIndexedScript is putTaskScript then indexScript in one script, for
+// deployments without cluster slots (standalone, Sentinel): the record
+// and its index change atomically, in one round trip.
+//
+// KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] owner index hash.
+// ARGV as putTaskScript, then task id, context key part, member, sorted
+// set base key.
+var putIndexedScript = redis.NewScript(`
+local o = redis.call('HGET', KEYS[1], 'o')
+if o and o ~= ARGV[1] then return false end
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', ARGV[2], 's', ARGV[3], 'ts', ARGV[4], 'b', ARGV[5])
+if ARGV[6] == '' then redis.call('HDEL', KEYS[1], 'a') else redis.call('HSET', KEYS[1], 'a', ARGV[6]) end
+local function index(ix, id, ver, cpart, state, m, base)
+` + indexBody + `
+end
+index(KEYS[3], ARGV[8], v, ARGV[9], ARGV[3], ARGV[10], ARGV[11])
+if ARGV[7] == '1' then return {v, redis.call('HVALS', KEYS[2])} end
+return {v}
+`)
+
+// indexBody is the body of indexScript over named arguments.
+const indexBody = `
+local function sets(c, s)
+  local k = {base}
+  if c ~= '' then k[#k+1] = base .. ':c:' .. c end
+  if s ~= '' then k[#k+1] = base .. ':s:' .. s end
+  if c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
+  return k
+end
+local old = redis.call('HGET', ix, id)
+if old then
+  local ov, c, s, om = string.match(old, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
+  if tonumber(ov) >= tonumber(ver) then return 0 end
+  if c == cpart and s == state and om == m then
+    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. m)
+    return 1
+  end
+  for _, k in ipairs(sets(c, s)) do redis.call('ZREM', k, om) end
+end
+for _, k in ipairs(sets(cpart, state)) do redis.call('ZADD', k, 0, m) end
+redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. m)
+return 1
+`
+
+// encodedTask is a task ready to be written.
+type encodedTask struct {
+	id, contextID, state string
+	statusMS             int64
+	body, arts           string
+}
+
+func encodeTask(t *a2a.Task) (encodedTask, error) {
+	if t == nil {
+		return encodedTask{}, errors.New("writing task: nil task")
+	}
+	if t.ID == "" {
+		return encodedTask{}, errors.New("writing task: empty task id")
+	}
+	e := encodedTask{id: t.ID, contextID: t.ContextID, state: string(t.Status.State)}
+	if t.Status.Timestamp == "" {
+		e.statusMS = time.Now().UnixMilli()
+	} else {
+		ts, err := a2a.ParseTimestamp(t.Status.Timestamp)
+		if err != nil {
+			return encodedTask{}, fmt.Errorf("writing task %q: invalid status timestamp: %w", t.ID, err)
+		}
+		e.statusMS = ts.UnixMilli()
+	}
+	noArts := *t
+	noArts.Artifacts = nil
+	body, err := json.Marshal(&noArts)
+	if err != nil {
+		return encodedTask{}, fmt.Errorf("encoding task %q: %w", t.ID, err)
+	}
+	e.body = string(body)
+	if len(t.Artifacts) > 0 {
+		a, err := json.Marshal(t.Artifacts)
+		if err != nil {
+			return encodedTask{}, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
+		}
+		e.arts = string(a)
+	}
+	return e, nil
+}
+
+// PutTask inserts or replaces the owner's task; ErrNotFound when the id
+// belongs to another owner. Without cluster slots the record and the
+// owner's list indexes change in one script. In a cluster (the index is
+// another slot) the record is written atomically, then the index: a crash
+// between the two leaves the index one version behind until the task's
+// next write.
+func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
+	_, err := s.putTask(ctx, owner, t, false)
+	return err
+}
+
+// putTask writes the task and its index; with configs it returns the
+// task's push configs (JSON) read atomically with the write.
+func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs bool) ([]string, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	e, err := encodeTask(t)
+	if err != nil {
+		return nil, err
+	}
+	want := "0"
+	if configs {
+		want = "1"
+	}
+	if !s.cluster {
+		res, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
+			owner, e.contextID, e.state, e.statusMS, e.body, e.arts, want,
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Slice()
+		if errors.Is(err, redis.Nil) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, s.opErr("writing task", err)
+		}
+		return scriptConfigs(res), nil
+	}
+	res, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id)},
+		owner, e.contextID, e.state, e.statusMS, e.body, e.arts, want).Slice()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, s.opErr("writing task", err)
+	}
+	version, _ := res[0].(int64)
+	cfgs := scriptConfigs(res)
+	err = indexScript.Run(ctx, s.c, []string{s.ownerIx(owner)},
+		e.id, version, keyPart(e.contextID), e.state, member(e.statusMS, e.id), s.ownerBase(owner)).Err()
+	if err != nil {
+		return nil, s.opErr("indexing task", err)
+	}
+	return cfgs, nil
+}
+
+// scriptConfigs returns the push configs a task script returned.
+func scriptConfigs(res []any) []string {
+	var cfgs []string
+	if len(res) > 1 {
+		if vals, ok := res[1].([]any); ok {
+			for _, v := range vals {
+				if str, ok := v.(string); ok {
+					cfgs = append(cfgs, str)
+				}
+			}
+		}
+	}
+	return cfgs
+}
+
+// PutTaskNoWait is PutTask with a timeout of its own: the write has
+// landed when it returns (so later writes of the caller apply after it).
+func (s *Redis) PutTaskNoWait(owner string, t *a2a.Task) error {
+	ctx, cancel := context.WithTimeout(context.Background(), redisOpTimeout)
+	defer cancel()
+	return s.PutTask(ctx, owner, t)
+}
+
+// GetTask returns the owner's task, or ErrNotFound.
+func (s *Redis) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	vals, err := s.c.HMGet(ctx, s.taskKey(id), "o", "b", "a").Result()
+	if err != nil {
+		return nil, s.opErr("reading task", err)
+	}
+	o, ok := vals[0].(string)
+	if !ok || o != owner {
+		return nil, ErrNotFound
+	}
+	body, _ := vals[1].(string)
+	arts, _ := vals[2].(string)
+	t := new(a2a.Task)
+	if err := decodeTask(t, []byte(body), []byte(arts), true); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// FailInterrupted does nothing on a shared store and returns 0: the tasks
+// left WORKING may belong to instances that are alive (RPC-12 recovery
+// across instances needs liveness leases, a later step).
+func (s *Redis) FailInterrupted(context.Context, string, time.Time) (int, error) {
+	if err := s.live(); err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

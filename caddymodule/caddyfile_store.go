@@ -1,0 +1,71 @@
+package caddymodule
+
+import (
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+// parseStore parses the store option of the a2a global block:
+//
+//	store sqlite
+//	store redis <url> [<url>…]
+//	store redis {
+//		url <url> [<url>…]          # repeatable; several URLs = cluster nodes
+//		key_prefix <prefix>
+//		max_shared_blob_bytes <n>
+//	}
+func parseStore(d *caddyfile.Dispenser, app *App) error {
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	switch kind := d.Val(); kind {
+	case "sqlite":
+		if d.NextArg() || d.NextBlock(1) {
+			return d.Errf("a2a: store sqlite takes no more values")
+		}
+		app.Store, app.Redis = kind, nil
+		return nil
+	case "redis":
+	default:
+		return d.Errf("a2a: store: unknown store %q (want sqlite or redis)", kind)
+	}
+	app.Store = "redis"
+	r := &StoreRedis{URLs: d.RemainingArgs()}
+	options := newBlockOptions("a2a: store redis", "url")
+	for d.NextBlock(1) {
+		opt := d.Val()
+		if err := options.once(d); err != nil {
+			return err
+		}
+		args := d.RemainingArgs()
+		switch opt {
+		case "url":
+			if len(args) == 0 {
+				return d.Errf("a2a: store redis: url takes at least one URL")
+			}
+			r.URLs = append(r.URLs, args...)
+			continue
+		case "key_prefix", "max_shared_blob_bytes":
+		default:
+			return d.Errf("a2a: store redis: unknown option %q", opt)
+		}
+		if len(args) != 1 {
+			return d.Errf("a2a: store redis: %s takes exactly one value", opt)
+		}
+		if opt == "key_prefix" {
+			r.KeyPrefix = args[0]
+			continue
+		}
+		n, err := strconv.ParseInt(args[0], 10, 64)
+		if err != nil || n <= 0 {
+			return d.Errf("a2a: store redis: max_shared_blob_bytes must be a positive number of bytes, not %q", args[0])
+		}
+		r.MaxSharedBlobBytes = n
+	}
+	if len(r.URLs) == 0 {
+		return d.Errf("a2a: store redis: url is required")
+	}
+	app.Redis = r
+	return nil
+}

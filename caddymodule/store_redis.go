@@ -1,0 +1,90 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// StoreRedis configures `store redis` (SCALE-1…3): the shared task store
+// of several gateway instances.
+type StoreRedis struct {
+	// URLs locate Redis: one redis://[user:pass@]host:port/db, rediss://…,
+	// unix:///path, redis+sentinel://[user:pass@]s1:26379,s2:26379/MASTER[/db]
+	// (or redis://sentinel:26379?master_name=MASTER), or several URLs: the
+	// seed nodes of a Redis Cluster. Placeholders such as {env.REDIS_URL}
+	// are resolved at start. Required.
+	URLs []string `json:"urls,omitempty"`
+	// KeyPrefix starts every key the store writes; instances that share
+	// tasks must use the same one. Default "a2a:".
+	KeyPrefix string `json:"key_prefix,omitempty"`
+	// MaxSharedBlobBytes caps one value the store keeps (a context's
+	// backend state). Default 8 MiB.
+	MaxSharedBlobBytes int64 `json:"max_shared_blob_bytes,omitempty"`
+}
+
+// sharedKey is the usage-pool key of the shared state: the data directory,
+// plus the Redis deployment for `store redis` (so that a reload that
+// switches store opens the new one).
+func (a *App) sharedKey(dir string) string {
+	if a.Store != "redis" || a.Redis == nil {
+		return dir
+	}
+	return strings.Join(append([]string{"redis", dir, a.Redis.KeyPrefix}, a.Redis.URLs...), "|")
+}
+
+// validateStore checks the store selection.
+func (a *App) validateStore() error {
+	switch a.Store {
+	case "sqlite":
+		return nil
+	case "redis":
+		if a.Redis == nil || len(a.Redis.URLs) == 0 {
+			return errors.New("store redis: url is required")
+		}
+		if a.Redis.MaxSharedBlobBytes < 0 {
+			return errors.New("store redis: max_shared_blob_bytes must not be negative")
+		}
+		return nil
+	}
+	return fmt.Errorf("store: unknown store %q (want sqlite or redis)", a.Store)
+}
+
+// openRedis opens the shared state of `store redis`: the data directory
+// (push key ring, artifacts, inputs) is not locked — several instances
+// may run — and crash recovery is off, since the tasks left WORKING may
+// be running on live instances (RPC-12 across instances is SCALE-2).
+func (s *sharedState) openRedis() error {
+	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+		return errors.New("data_dir: creating the data directory failed")
+	}
+	if err := agent.MarkStateDir(s.dataDir); err != nil { // INPUT-1a
+		return fmt.Errorf("data_dir: %w", err)
+	}
+	repl := caddy.NewReplacer()
+	opts := store.RedisOptions{KeyPrefix: s.redis.KeyPrefix, MaxSharedBlobBytes: s.redis.MaxSharedBlobBytes}
+	for _, u := range s.redis.URLs {
+		opts.URLs = append(opts.URLs, repl.ReplaceAll(u, ""))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := store.OpenRedis(ctx, opts)
+	if err != nil {
+		return err
+	}
+	key, err := st.PageTokenKey(ctx)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	copy(s.pageTokenKey, key)
+	return s.store.Open(st)
+}

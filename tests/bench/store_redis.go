@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+)
+
+// sendRedisName is the SendMessage scenario over `store redis` (SCALE-1).
+const sendRedisName = "SendMessage (echo, store redis, auth)"
+
+// sendMessageRedis measures SendMessage like sendMessage, on a second
+// gateway process whose a2a app uses `store redis` on a throwaway
+// redis-server, so the ratio to the SQLite run is from the same run.
+func (r *runner) sendMessageRedis() []result {
+	fail := func(err error) []result { return []result{{name: sendRedisName, extra: "error: " + err.Error()}} }
+	dir, err := os.MkdirTemp("", "a2a-bench-redis-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	stopRedis, addr, err := startRedis(dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopRedis()
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cfg := fmt.Sprintf(`{
+	admin off
+	persist_config off
+	grace_period 1s
+	a2a {
+		data_dir %s
+		store redis {
+			url redis://%s/0
+			key_prefix bench:
+		}
+	}
+}
+http://127.0.0.1:%d {
+	a2a {
+		card {
+			name bench-agent
+		}
+		auth {
+			bearer %s
+			no_env
+		}
+		backend echo
+		max_concurrent_turns 20000
+	}
+}
+`, filepath.Join(dir, "data"), addr, port, benchToken)
+	g, err := startGateway(r.bin, dir, cfg, url+"/health")
+	if err != nil {
+		return fail(err)
+	}
+	defer g.stop()
+	body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
+	res := drive(sendRedisName, r.concurrency, r.duration, func(c *http.Client, _, _ int) error {
+		return expect(c, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED")
+	})
+	res.ratioTo = []string{"SendMessage (echo, durable store, auth)", "baseline: Caddy respond"}
+	return []result{res}
+}
