@@ -18,6 +18,7 @@ import (
 const (
 	BindingJSONRPC = "jsonrpc"
 	BindingREST    = "rest"
+	BindingGRPC    = "grpc"
 )
 
 // Store operations (the op label of caddy_a2a_store_operation_duration_seconds).

@@ -17,6 +17,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
+	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
 )
 
 func init() {
@@ -150,11 +151,18 @@ type AgentHandler struct {
 	// (every push operation answers PushNotificationNotSupportedError).
 	Push *PushConfig `json:"push,omitempty"`
 
+	// GRPC serves the official A2A gRPC service (lf.a2a.v1.A2AService,
+	// XPORT-2) on this handler: HTTP/2 requests with Content-Type
+	// application/grpc (TLS, or h2c with the server's `protocols h1 h2c`).
+	// Default: off.
+	GRPC bool `json:"grpc,omitempty"`
+
 	backend backend.Backend
 	hub     *agent.Hub
 	shared  *sharedState
 	pushRef *pushEngineRef // nil without push
 	handler *binding.Handler
+	grpc    *a2agrpc.Server // nil unless GRPC
 	logger  *zap.Logger
 }
 
@@ -187,6 +195,10 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	if h.grpc != nil && a2agrpc.IsGRPC(r) {
+		h.grpc.ServeHTTP(w, r, principal) // XPORT-2
+		return nil
+	}
 	if h.handler.Serve(w, r, principal) {
 		return nil
 	}

@@ -60,6 +60,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.hub = app.shared.hub
 	h.shared = app.shared
 	h.handler = binding.NewHandler(agent.NewService(app.shared.hub, cfg), tc)
+	h.provisionGRPC()
 	return nil
 }
 

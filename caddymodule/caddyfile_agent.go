@@ -218,6 +218,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	text_media_types <type…>
 //	attachment_media_types <type…>
 //	push { … } (see unmarshalPush)
+//	grpc
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -335,6 +336,11 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, err
 		}
 		h.Push = p
+	case "grpc":
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.GRPC = true
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {
@@ -361,6 +367,9 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
 	} else if h.ThinkingExposure == nil {
 		card.ThinkingTypes = []string{"tool_trace"}
+	}
+	if h.GRPC {
+		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
 	}
 	c := *card
 	h.Card = &c

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
@@ -27,7 +26,7 @@ func gatewayVersion(fallback string) string {
 // service and transport settings.
 func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config, tc httpx.TransportConfig) card.RuntimeDetails {
 	d := card.RuntimeDetails{
-		Bindings: []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON},
+		Bindings: h.bindings(),
 		Store:    app.Store,
 		Push:     "disabled",
 		Limits: map[string]int64{
