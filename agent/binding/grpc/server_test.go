@@ -111,7 +111,7 @@ func TestServerRPCs(t *testing.T) {
 	if err != nil || got.GetId() != task.GetId() {
 		t.Fatalf("GetTask = %v, %v", got, err)
 	}
-	list, err := client.ListTasks(v1(ctx), &pb.ListTasksRequest{})
+	list, err := client.ListTasks(v1(ctx), &pb.ListTasksRequest{PageSize: ptr(int32(0))}) // 0 = the default
 	if err != nil || len(list.GetTasks()) != 1 {
 		t.Fatalf("ListTasks = %v, %v", list, err)
 	}

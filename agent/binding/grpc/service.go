@@ -119,8 +119,14 @@ func (v *service) GetTask(ctx context.Context, in *pb.GetTaskRequest) (*pb.Task,
 	return unary(ctx, v.s, a2a.MethodGetTask, in, new(pb.Task), v.s.svc.GetTask)
 }
 
-// ListTasks implements A2AServiceServer.
+// ListTasks implements A2AServiceServer. A page_size of 0 counts as unset:
+// proto clients (the a2a-go SDK among them) always send the field, 0
+// meaning "the default", which JSON clients express by omitting it.
 func (v *service) ListTasks(ctx context.Context, in *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
+	if in.PageSize != nil && *in.PageSize == 0 {
+		in = proto.CloneOf(in)
+		in.PageSize = nil
+	}
 	return unary(ctx, v.s, a2a.MethodListTasks, in, new(pb.ListTasksResponse), v.s.svc.ListTasks)
 }
 
