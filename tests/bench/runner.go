@@ -54,6 +54,9 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 	admin 127.0.0.1:%d
 	persist_config off
 	grace_period 1s
+	servers {
+		protocols h1 h2 h2c
+	}
 	a2a {
 		data_dir %s
 	}
@@ -67,6 +70,7 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 		}
 		backend echo
 		max_concurrent_turns 20000
+		grpc
 	}
 }
 `, ports[0], card, benchToken, principals.String())
@@ -166,6 +170,7 @@ func (r *runner) run() error {
 		fn   func() []result
 	}{
 		{"send", r.sendMessage},
+		{"grpc-send", r.grpcSend},
 		{"stream", r.streamMessage},
 		{"card", r.card},
 		{"get", r.getTask},

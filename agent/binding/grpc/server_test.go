@@ -25,7 +25,7 @@ import (
 
 // startServer serves a Service (echo backend, SQLite store) through
 // Server.ServeHTTP on an h2c test server and returns a client of it.
-func startServer(t *testing.T, cfg agent.Config, tc httpx.TransportConfig) (pb.A2AServiceClient, *Server) {
+func startServer(t testing.TB, cfg agent.Config, tc httpx.TransportConfig) (pb.A2AServiceClient, *Server) {
 	t.Helper()
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
