@@ -95,7 +95,8 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 
 // SelectInterface picks the first interface of the card whose binding the
 // client speaks (JSONRPC or HTTP+JSON, protocol version 1.x), or the first
-// of the forced binding.
+// of the forced binding (jsonrpc, rest, or grpc: GRPC is used only when
+// forced).
 func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, error) {
 	want := map[string]bool{a2a.BindingJSONRPC: true, a2a.BindingHTTPJSON: true}
 	switch strings.ToLower(binding) {
@@ -104,8 +105,10 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		want = map[string]bool{a2a.BindingJSONRPC: true}
 	case BindingREST, "http+json":
 		want = map[string]bool{a2a.BindingHTTPJSON: true}
+	case BindingGRPC:
+		want = map[string]bool{a2a.BindingGRPC: true}
 	default:
-		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc or rest", binding)
+		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc, rest or grpc", binding)
 	}
 	var seen []string
 	for _, in := range card.SupportedInterfaces {
@@ -115,6 +118,12 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		}
 		if v := in.ProtocolVersion; v != "" && v != "1" && !strings.HasPrefix(v, "1.") {
 			continue
+		}
+		if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) {
+			if _, ok := grpcTarget(in.URL); !ok {
+				continue
+			}
+			return in, nil
 		}
 		u, err := url.Parse(in.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
