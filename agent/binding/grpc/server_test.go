@@ -2,6 +2,8 @@ package grpc
 
 import (
 	"context"
+	"errors"
+	"net"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -186,6 +188,23 @@ func TestServerClose(t *testing.T) {
 	_, err := client.GetTask(v1(ctx), &pb.GetTaskRequest{Id: "x"})
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("GetTask after Close = %v, want UNAVAILABLE", err)
+	}
+	// With nothing in flight the gRPC server is stopped (its resources
+	// released): Serve then fails at once with ErrServerStopped.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = srv.gs.Serve(l)
+		if errors.Is(err, grpclib.ErrServerStopped) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gRPC server not stopped after Close: Serve = %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
