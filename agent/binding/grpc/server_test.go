@@ -3,8 +3,8 @@ package grpc
 import (
 	"context"
 	"errors"
-	"net"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
