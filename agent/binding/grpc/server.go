@@ -46,7 +46,8 @@ func New(svc *agent.Service, tc httpx.TransportConfig) *Server {
 		limit = math.MaxInt32
 	}
 	s := &Server{svc: svc, tc: tc}
-	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)))
+	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)),
+		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream))
 	pb.RegisterA2AServiceServer(s.gs, &service{s: s})
 	return s
 }

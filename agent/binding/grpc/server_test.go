@@ -209,3 +209,20 @@ func TestServerClose(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A panic in a call is the sanitised INTERNAL status, not a crash.
+func TestRecoverPanic(t *testing.T) {
+	_, srv := startServer(t, agent.Config{}, httpx.TransportConfig{})
+	_, err := srv.recoverUnary(context.Background(), nil, &grpclib.UnaryServerInfo{FullMethod: "/x/Y"}, func(context.Context, any) (any, error) {
+		panic("boom")
+	})
+	if code, info := errorInfo(t, err); code != codes.Internal || info.GetReason() != "INTERNAL_ERROR" {
+		t.Errorf("unary panic = %v %v", code, info)
+	}
+	err = srv.recoverStream(nil, nil, &grpclib.StreamServerInfo{FullMethod: "/x/Z"}, func(any, grpclib.ServerStream) error {
+		panic("boom")
+	})
+	if status.Code(err) != codes.Internal || strings.Contains(err.Error(), "boom") {
+		t.Errorf("stream panic = %v", err)
+	}
+}
