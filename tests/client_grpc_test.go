@@ -5,13 +5,17 @@ package tests
 // agent URL is http://; the access log shows only gRPC calls.
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	a2av1 "github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 func TestClientGRPCBinding(t *testing.T) {
@@ -68,6 +72,40 @@ func TestClientGRPCBinding(t *testing.T) {
 	r.wantCode(t, 3)
 	if !strings.Contains(r.Stderr, "TASK_NOT_FOUND") {
 		t.Errorf("task get (unknown) over grpc: stderr %q, want TASK_NOT_FOUND", r.Stderr)
+	}
+	interopCheckBindingUsed(t, a2a.TransportProtocolGRPC, gw)
+}
+
+// The client library and the CLI over the GRPC interface of a TLS agent
+// (`tls internal`): the library with the TLS settings of its HTTP client,
+// the CLI with the system roots (SSL_CERT_FILE names the test CA).
+func TestClientGRPCBindingTLS(t *testing.T) {
+	gw := interopStartGRPCGateway(t, "backend echo", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := client.Dial(ctx, gw.BaseURL, client.Options{HTTPClient: gw.httpClient, Binding: client.BindingGRPC})
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer cl.Close()
+	if cl.Interface.ProtocolBinding != a2av1.BindingGRPC {
+		t.Fatalf("selected %+v, want the GRPC interface", cl.Interface)
+	}
+	res, err := cl.SendMessage(ctx, &a2av1.SendMessageRequest{Message: &a2av1.Message{MessageID: "m-tls", Role: a2av1.RoleUser,
+		Parts: []a2av1.Part{a2av1.TextPart("hello over grpc and tls")}}})
+	if err != nil || res.Task == nil || res.Task.Status.State != a2av1.TaskStateInputRequired {
+		t.Fatalf("SendMessage over grpc+tls = %+v, %v", res, err)
+	}
+	got, err := cl.GetTask(ctx, res.Task.ID, 0)
+	if err != nil || got.ID != res.Task.ID || len(got.History) != 0 {
+		t.Fatalf("GetTask(historyLength 0) over grpc+tls = %+v, %v", got, err)
+	}
+
+	ca := filepath.Join(gw.Dir, "storage", "pki", "authorities", "local", "root.crt")
+	r := clientRun(t, "", []string{"SSL_CERT_FILE=" + ca}, "call", "--json", "--binding", "grpc", gw.BaseURL, "cli over grpc and tls")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.Stdout, "Echo: cli over grpc and tls") {
+		t.Errorf("CLI over grpc+tls: %s", r.Stdout)
 	}
 	interopCheckBindingUsed(t, a2a.TransportProtocolGRPC, gw)
 }
