@@ -18,6 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
+	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
 )
 
 func init() {
@@ -166,11 +167,18 @@ type AgentHandler struct {
 	WebSocket *WebSocketConfig `json:"websocket,omitempty"`
 
 	ws      *ws.Handler // nil without websocket
+	// GRPC serves the official A2A gRPC service (lf.a2a.v1.A2AService,
+	// XPORT-2) on this handler: HTTP/2 requests with Content-Type
+	// application/grpc (TLS, or h2c with the server's `protocols h1 h2c`).
+	// Default: off.
+	GRPC bool `json:"grpc,omitempty"`
+
 	backend backend.Backend
 	hub     *agent.Hub
 	shared  *sharedState
 	pushRef *pushEngineRef // nil without push
 	handler *binding.Handler
+	grpc    *a2agrpc.Server // nil unless GRPC
 	logger  *zap.Logger
 }
 
@@ -203,6 +211,10 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		}
 	}
 	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	if h.grpc != nil && a2agrpc.IsGRPC(r) {
+		h.grpc.ServeHTTP(w, r, principal) // XPORT-2
+		return nil
+	}
 	if h.ws != nil && h.ws.Handles(r) {
 		h.ws.Serve(w, r, principal) // XPORT-3; a2a_auth checked the upgrade
 		return nil

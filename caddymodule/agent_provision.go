@@ -62,6 +62,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	svc := agent.NewService(app.shared.hub, cfg)
 	h.handler = binding.NewHandler(svc, tc)
 	h.wireWebSocket(svc, tc)
+	h.provisionGRPC()
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
 	}

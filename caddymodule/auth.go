@@ -8,8 +8,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
 )
 
 func init() {
@@ -28,7 +30,9 @@ const PrincipalVar = "a2a.principal"
 //
 // A request without valid credentials gets 401 with body
 // {"error":"Unauthorized"} and one WWW-Authenticate header per enabled
-// scheme. On success it sets the placeholder {http.auth.user.id} and the
+// scheme; a gRPC request (HTTP/2, Content-Type application/grpc), whose
+// credentials are its authorization or API-key metadata, gets the gRPC
+// status UNAUTHENTICATED (16) as a trailers-only response instead. On success it sets the placeholder {http.auth.user.id} and the
 // request variable a2a.principal to the principal name. Either way it then
 // removes the API key header from the request, so access logs never show
 // the key. With no credential
@@ -99,6 +103,11 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		hdr := w.Header()
 		for _, c := range h.authn.Challenges() {
 			hdr.Add("WWW-Authenticate", c)
+		}
+		if a2agrpc.IsGRPC(r) {
+			// A gRPC client reads only a gRPC status (XPORT-2).
+			a2agrpc.WriteStatus(w, codes.Unauthenticated, "Unauthorized")
+			return nil
 		}
 		hdr.Set("Content-Type", "application/json")
 		hdr.Set("Cache-Control", "no-store")

@@ -221,6 +221,7 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	limits <principal|*> { … } (see unmarshalLimits)
 //	redis_rpc { … } (see unmarshalRedisRPC)
 //	websocket [<path>] { … } (see unmarshalWebSocket)
+//	grpc
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -352,6 +353,11 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, err
 		}
 		h.WebSocket = c
+	case "grpc":
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.GRPC = true
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {
@@ -382,6 +388,9 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
 	} else if h.ThinkingExposure == nil {
 		card.ThinkingTypes = []string{"tool_trace"}
+	}
+	if h.GRPC {
+		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
 	}
 	c := *card
 	h.Card = &c

@@ -70,6 +70,13 @@ type CardHandler struct {
 	// a2a directive sets it from its websocket option.
 	WebSocketPath string `json:"websocket_path,omitempty"`
 
+	// Bindings are the protocol bindings advertised in
+	// supportedInterfaces, in preference order. The a2a directive fills it
+	// from the bindings its handler enables (GRPC with the grpc option);
+	// in JSON, keep it in step with the a2a handler. Default: JSONRPC,
+	// HTTP+JSON.
+	Bindings []string `json:"bindings,omitempty"`
+
 	handler *card.Handler
 }
 
@@ -129,6 +136,7 @@ func (h *CardHandler) options() card.Options {
 		PushNotifications: h.PushNotifications,
 		ThinkingTypes:     h.ThinkingTypes,
 		JWKSPath:          h.JWKSPath,
+		Bindings:          h.Bindings,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
 		Interfaces:        wsInterface(h.WebSocketPath),

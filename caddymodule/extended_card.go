@@ -27,7 +27,7 @@ func gatewayVersion(fallback string) string {
 // service and transport settings.
 func (h *AgentHandler) runtimeDetails(app *App, eff agent.Config, tc httpx.TransportConfig) card.RuntimeDetails {
 	d := card.RuntimeDetails{
-		Bindings: []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON},
+		Bindings: h.bindings(),
 		Store:    app.Store,
 		Push:     "disabled",
 		Limits: map[string]int64{

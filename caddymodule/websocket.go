@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
@@ -121,17 +120,6 @@ func (h *AgentHandler) wireWebSocket(svc *agent.Service, tc httpx.TransportConfi
 		OriginPatterns:  h.WebSocket.Origins,
 	})
 }
-
-// Cleanup closes the handler's WebSocket connections (on reload and
-// shutdown: hijacked connections are not closed by the HTTP server).
-func (h *AgentHandler) Cleanup() error {
-	if h.ws != nil {
-		return h.ws.Close()
-	}
-	return nil
-}
-
-var _ caddy.CleanerUpper = (*AgentHandler)(nil)
 
 // wsInterface is the card interface of the WebSocket binding at path
 // (none when path is empty).

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
@@ -53,6 +55,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// UserAgent is sent as User-Agent.
 	UserAgent string
+	// GRPCPlaintext talks to a GRPC interface over h2c instead of TLS;
+	// Dial sets it when the card was fetched over http:// (XPORT-2).
+	GRPCPlaintext bool
 }
 
 // Client talks to one interface of an agent.
@@ -64,9 +69,10 @@ type Client struct {
 	// Interface is the selected interface.
 	Interface a2a.AgentInterface
 
-	opts Options
-	hc   *http.Client
-	ids  atomic.Int64
+	opts  Options
+	hc    *http.Client
+	ids   atomic.Int64
+	gconn *grpc.ClientConn // the GRPC interface's connection (nil for HTTP)
 
 	wsMu sync.Mutex
 	wsc  *wsConn // the WebSocket connection, dialed on first use
@@ -94,7 +100,13 @@ func New(card *a2a.AgentCard, raw []byte, opts Options) (*Client, error) {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	return &Client{Card: card, CardRaw: raw, Interface: in, opts: opts, hc: hc}, nil
+	c := &Client{Card: card, CardRaw: raw, Interface: in, opts: opts, hc: hc}
+	if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) {
+		if err := c.dialGRPC(); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // Dial fetches the card at target and returns a client for it.
@@ -103,6 +115,7 @@ func Dial(ctx context.Context, target string, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.GRPCPlaintext = opts.GRPCPlaintext || strings.HasPrefix(strings.ToLower(target), "http://")
 	return New(card, raw, opts)
 }
 
@@ -220,6 +233,9 @@ func (c *Client) rpc(ctx context.Context, method string, params, out any) error 
 	if c.WebSocket() {
 		return c.wsRPC(ctx, method, params, out)
 	}
+	if c.gconn != nil {
+		return c.grpcCall(ctx, method, params, out)
+	}
 	resp, err := c.send(ctx, http.MethodPost, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params), "application/json")
 	if err != nil {
 		return err
@@ -286,6 +302,9 @@ func isEventStream(resp *http.Response) bool {
 func (c *Client) streamRPC(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
 	if c.WebSocket() {
 		return c.wsStream(ctx, method, params, fn)
+	}
+	if c.gconn != nil {
+		return c.grpcStream(ctx, method, params, fn)
 	}
 	return c.stream(ctx, method, c.Interface.URL, jsonrpc.NewRequest(c.ids.Add(1), method, params),
 		func(resp *http.Response) error { return decodeRPC(method, resp, nil) },

@@ -95,7 +95,8 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 
 // SelectInterface picks the first interface of the card whose binding the
 // client speaks (JSONRPC or HTTP+JSON, protocol version 1.x), or the first
-// of the forced binding.
+// of the forced binding (jsonrpc, rest, or grpc: GRPC is used only when
+// forced).
 func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, error) {
 	want := map[string]bool{a2a.BindingJSONRPC: true, a2a.BindingHTTPJSON: true}
 	switch strings.ToLower(binding) {
@@ -106,8 +107,10 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		want = map[string]bool{a2a.BindingHTTPJSON: true}
 	case BindingWebSocket:
 		want = map[string]bool{strings.ToUpper(a2a.BindingWebSocket): true}
+	case BindingGRPC:
+		want = map[string]bool{a2a.BindingGRPC: true}
 	default:
-		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc, rest or websocket", binding)
+		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc, rest, grpc or websocket", binding)
 	}
 	var seen []string
 	for _, in := range card.SupportedInterfaces {
@@ -117,6 +120,12 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		}
 		if v := in.ProtocolVersion; v != "" && v != "1" && !strings.HasPrefix(v, "1.") {
 			continue
+		}
+		if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) {
+			if _, ok := grpcTarget(in.URL); !ok {
+				continue
+			}
+			return in, nil
 		}
 		u, err := url.Parse(in.URL)
 		schemes := map[string]bool{"http": true, "https": true}

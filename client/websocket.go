@@ -24,9 +24,8 @@ func (c *Client) WebSocket() bool {
 	return c.Interface.ProtocolBinding == a2a.BindingWebSocket
 }
 
-// Close closes the client's WebSocket connection, if one is open; the
-// HTTP bindings hold nothing to close.
-func (c *Client) Close() error {
+// closeWebSocket closes the client's WebSocket connection, if one is open.
+func (c *Client) closeWebSocket() error {
 	c.wsMu.Lock()
 	w := c.wsc
 	c.wsc = nil

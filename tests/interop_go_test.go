@@ -46,7 +46,8 @@ func interopCheckBindingUsed(t *testing.T, binding a2a.TransportProtocol, gw *in
 			continue
 		}
 		isRPC := e.Method == "POST" && e.URI == "/"
-		if (binding == a2a.TransportProtocolJSONRPC) != isRPC {
+		isGRPC := e.Method == "POST" && strings.HasPrefix(e.URI, "/lf.a2a.v1.A2AService/")
+		if (binding == a2a.TransportProtocolJSONRPC) != isRPC || (binding == a2a.TransportProtocolGRPC) != isGRPC {
 			t.Errorf("binding %s: unexpected request %s %s", binding, e.Method, e.URI)
 		}
 	}
@@ -54,13 +55,17 @@ func interopCheckBindingUsed(t *testing.T, binding a2a.TransportProtocol, gw *in
 
 func interopGoClient(t *testing.T, ctx context.Context, binding a2a.TransportProtocol, gw *interopGateway) (*a2aclient.Client, *a2a.AgentCard) {
 	t.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, gw.BaseURL)
+	resolver := agentcard.DefaultResolver
+	if gw.httpClient != nil {
+		resolver = agentcard.NewResolver(gw.httpClient)
+	}
+	card, err := resolver.Resolve(ctx, gw.BaseURL)
 	if err != nil {
 		t.Fatalf("resolve agent card: %v", err)
 	}
 	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithConfig(a2aclient.Config{
 		PreferredTransports: []a2a.TransportProtocol{binding},
-	}))
+	}), interopGRPCTransport(gw))
 	if err != nil {
 		t.Fatalf("NewFromCard(%s): %v", binding, err)
 	}
@@ -92,7 +97,7 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 				if iface.ProtocolVersion != "1.0" {
 					t.Errorf("interface %s has protocolVersion %q, want 1.0", binding, iface.ProtocolVersion)
 				}
-				if !strings.HasPrefix(iface.URL, fast.BaseURL) {
+				if !strings.HasPrefix(iface.URL, interopInterfaceURL(binding, fast.BaseURL)) {
 					t.Errorf("interface %s url = %q, want it under %s", binding, iface.URL, fast.BaseURL)
 				}
 			}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/credentials"
+
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
@@ -22,6 +24,12 @@ type interopGateway struct {
 	*harness.Gateway
 	BaseURL   string // e.g. http://127.0.0.1:1234 (no trailing slash)
 	accessLog string
+	// httpClient fetches the card (nil: the SDK's default client); set for
+	// the TLS gateways of the gRPC tests, with the test CA trusted.
+	httpClient *http.Client
+	// grpcCreds are the gRPC transport credentials of an SDK client (nil:
+	// plaintext h2c) (XPORT-2).
+	grpcCreds credentials.TransportCredentials
 }
 
 // interopStartGateway starts the gateway with the echo backend configured by

@@ -1,6 +1,8 @@
 package card
 
 import (
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -55,7 +57,7 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	}
 	for _, b := range bindings {
 		c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{
-			URL: base, ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion,
+			URL: interfaceURL(base, b), ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion,
 		})
 	}
 	addInterfaces(c, base, rt)
@@ -154,4 +156,25 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 		c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
 		addReq(SchemeAPIKey)
 	}
+}
+
+// interfaceURL is the URL of binding b served at base: base itself for
+// the HTTP bindings, the host:port gRPC target for GRPC (A2A 1.0 §4.4.6;
+// the port defaults to 443 for https, else 80) (XPORT-2).
+func interfaceURL(base, b string) string {
+	if b != a2a.BindingGRPC {
+		return base
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return base
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

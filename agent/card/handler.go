@@ -46,6 +46,9 @@ type Options struct {
 	// Interfaces are interfaces at paths of their own (the WebSocket
 	// binding, XPORT-3), advertised after the default bindings.
 	Interfaces []Interface
+	// Bindings are the protocol bindings advertised in
+	// supportedInterfaces, in preference order. Nil: JSONRPC, HTTP+JSON.
+	Bindings []string
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -162,6 +165,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,
+		Bindings:          h.opts.Bindings,
 	}
 }
 

@@ -55,6 +55,9 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 	admin 127.0.0.1:%d
 	persist_config off
 	grace_period 1s
+	servers {
+		protocols h1 h2 h2c
+	}
 	a2a {
 		data_dir %s
 	}
@@ -71,6 +74,7 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 		websocket {
 			max_in_flight 4096
 		}
+		grpc
 	}
 }
 `, ports[0], card, benchToken, principals.String())
@@ -175,6 +179,7 @@ func (r *runner) run() error {
 		fn   func() []result
 	}{
 		{"send", r.sendMessage},
+		{"grpc-send", r.grpcSend},
 		{"stream", r.streamMessage},
 		{"ws-send", r.wsSendMessage},
 		{"ws-stream", r.wsStreamMessage},

@@ -21,6 +21,9 @@ type Gateway struct {
 	Addr string
 	// Port is the HTTP port.
 	Port int
+	// HTTPSPort is Caddy's https_port, {{HTTPS_PORT}} in a site (for a
+	// site on https://127.0.0.1:{{HTTPS_PORT}} with `tls internal`).
+	HTTPSPort int
 	// Dir is the gateway's private directory (Caddyfile, XDG dirs, data).
 	Dir string
 	// ConfigPath is the Caddyfile written for this gateway.
@@ -84,6 +87,7 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: filepath.Join(dir, "Caddyfile"),
 		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{}, opts: opts, httpsPort: FreePort(t),
 	}
+	g.HTTPSPort = g.httpsPort
 	if opts.Admin {
 		g.adminAddr = fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 		g.AdminURL = "http://" + g.adminAddr
@@ -116,10 +120,10 @@ func (g *Gateway) startTimeout() time.Duration {
 // caddyfile renders the whole Caddyfile for site (see StartGateway).
 func (g *Gateway) caddyfile(site string) string {
 	body := site
-	if !strings.Contains(site, "{{ADDR}}") {
+	if !strings.Contains(site, "{{ADDR}}") && !strings.Contains(site, "{{HTTPS_PORT}}") {
 		body = "http://{{ADDR}} {\n" + site + "\n}\n"
 	}
-	repl := strings.NewReplacer("{{ADDR}}", g.Addr, "{{PORT}}", fmt.Sprint(g.Port), "{{DIR}}", g.Dir)
+	repl := strings.NewReplacer("{{ADDR}}", g.Addr, "{{PORT}}", fmt.Sprint(g.Port), "{{HTTPS_PORT}}", fmt.Sprint(g.httpsPort), "{{DIR}}", g.Dir)
 	body = repl.Replace(body)
 	admin := "admin off"
 	if g.adminAddr != "" {

@@ -1,0 +1,51 @@
+package grpc
+
+import (
+	"encoding/json"
+
+	gpj "google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	pjson "github.com/caddy-a2a/caddy-a2a/internal/protojson"
+)
+
+// The conversion between the generated proto messages and the agent/a2a
+// types goes through ProtoJSON, which is what both are defined by: the
+// proto message is rendered with its JSON names and decoded by the one
+// ProtoJSON input rule of the other bindings (RPC-14), so a gRPC request
+// is read exactly like the same request over JSON-RPC; a result is
+// rendered as the JSON the other bindings send and parsed into the proto
+// message.
+
+var (
+	pbMarshal   = gpj.MarshalOptions{}
+	pbUnmarshal = gpj.UnmarshalOptions{DiscardUnknown: true}
+)
+
+// fromPB decodes the request message in into v (a pointer to an agent/a2a
+// request type). A field our types refuse is an InvalidParams error naming
+// it, as over JSON-RPC.
+func fromPB(in proto.Message, v any) error {
+	raw, err := pbMarshal.Marshal(in)
+	if err != nil {
+		return a2a.ErrInvalidParams("request", "cannot be rendered as ProtoJSON")
+	}
+	return pjson.Decode(raw, v)
+}
+
+// toPB fills out (a proto message) from v, an agent/a2a value; nil or a
+// value that does not fit the proto message is an internal error.
+func toPB(v any, out proto.Message) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return a2a.ErrInternal()
+	}
+	if string(b) == "null" {
+		b = []byte("{}")
+	}
+	if err := pbUnmarshal.Unmarshal(b, out); err != nil {
+		return a2a.ErrInternal()
+	}
+	return nil
+}

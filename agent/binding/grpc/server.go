@@ -1,0 +1,102 @@
+// Package grpc serves an agent.Service as the official A2A 1.0 gRPC
+// service, lf.a2a.v1.A2AService (XPORT-2), with the generated code the
+// official Go SDK publishes (github.com/a2aproject/a2a-go/v2/a2apb/v1).
+//
+// The server is reached through ServeHTTP from an HTTP/2 handler (TLS or
+// h2c) on the same site and port as the other bindings: it has no
+// listener of its own. Every RPC is the service operation of the same
+// name with the same errors, version and extension rules, owner scope and
+// metrics as JSON-RPC; the request metadata a2a-version and a2a-extensions
+// are the A2A-Version and A2A-Extensions headers, and the activated
+// extensions are echoed in the a2a-extensions response header.
+package grpc
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"sync"
+
+	pb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	grpclib "google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+)
+
+// Server is the gRPC binding of one Service.
+type Server struct {
+	svc *agent.Service
+	gs  *grpclib.Server
+	tc  httpx.TransportConfig
+
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// New returns the gRPC binding of svc. tc supplies the request size limit
+// (MaxBodyBytes bounds every received message) and the base URL of a call;
+// its defaults are applied.
+func New(svc *agent.Service, tc httpx.TransportConfig) *Server {
+	tc = tc.WithDefaults()
+	limit := tc.MaxBodyBytes
+	if limit > math.MaxInt32 {
+		limit = math.MaxInt32
+	}
+	s := &Server{svc: svc, tc: tc}
+	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)),
+		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream))
+	pb.RegisterA2AServiceServer(s.gs, &service{s: s})
+	return s
+}
+
+// callKey carries the agent.Call of a request into the RPC handlers.
+type callKey struct{}
+
+// ServeHTTP answers one gRPC request (see IsGRPC) for the authenticated
+// principal ("" when auth is off). The call is built from the request's
+// headers, which are its gRPC metadata, exactly as for JSON-RPC.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, principal string) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		WriteStatus(w, codes.Unavailable, "the server is stopping")
+		return
+	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	defer s.inflight.Done()
+	call := s.tc.NewCall(r, principal, "")
+	ctx := context.WithValue(r.Context(), callKey{}, call)
+	s.gs.ServeHTTP(flushWriter{w}, r.WithContext(ctx))
+}
+
+// Close refuses new requests (UNAVAILABLE) and releases the gRPC server
+// once the requests in flight have ended; those are not cut short, so a
+// stream outlives a config reload like an SSE stream does. It does not
+// block.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	go func() {
+		s.inflight.Wait()
+		s.gs.Stop()
+	}()
+}
+
+// flushWriter gives the gRPC server the http.Flusher it requires on
+// writers (such as Caddy's) that expose flushing only through
+// http.ResponseController.
+type flushWriter struct{ http.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (w flushWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w flushWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

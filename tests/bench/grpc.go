@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	pb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// grpcSend measures SendMessage over the gRPC binding (XPORT-2) on the
+// same site, backend and concurrency as the JSON-RPC "send" scenario, all
+// workers sharing one HTTP/2 (h2c) connection.
+func (r *runner) grpcSend() []result {
+	conn, err := grpc.NewClient(strings.TrimPrefix(r.fast, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return []result{{name: "SendMessage over gRPC (one connection)", errors: 1, extra: err.Error()}}
+	}
+	defer conn.Close()
+	client := pb.NewA2AServiceClient(conn)
+	req := &pb.SendMessageRequest{Message: &pb.Message{MessageId: "m", Role: pb.Role_ROLE_USER,
+		Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "Create a VPC with two vSwitches."}}}}}
+	md := metadata.Pairs("authorization", "Bearer "+benchToken, "a2a-version", "1.0")
+	res := drive("SendMessage over gRPC (one connection)", r.concurrency, r.duration, func(_ *http.Client, _, _ int) error {
+		ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(context.Background(), md), 60*time.Second)
+		defer cancel()
+		resp, err := client.SendMessage(ctx, req)
+		if err != nil {
+			return err
+		}
+		if resp.GetTask().GetStatus().GetState() != pb.TaskState_TASK_STATE_INPUT_REQUIRED {
+			return fmt.Errorf("unexpected state %v", resp.GetTask().GetStatus().GetState())
+		}
+		return nil
+	})
+	res.ratioTo = []string{"SendMessage (echo, durable store, auth)", "baseline: Caddy respond"}
+	return []result{res}
+}
