@@ -21,7 +21,7 @@ const (
 	BindingRedis   = "redis" // Redis Streams JSON-RPC (XPORT-5)
 	// BindingWebSocket is the WebSocket JSON-RPC binding (XPORT-3).
 	BindingWebSocket = "websocket"
-	BindingGRPC    = "grpc"
+	BindingGRPC      = "grpc"
 )
 
 // Store operations (the op label of caddy_a2a_store_operation_duration_seconds).

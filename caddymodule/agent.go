@@ -17,8 +17,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
-	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
 	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
 )
 
 func init() {
@@ -166,7 +166,7 @@ type AgentHandler struct {
 	// Default: off.
 	WebSocket *WebSocketConfig `json:"websocket,omitempty"`
 
-	ws      *ws.Handler // nil without websocket
+	ws *ws.Handler // nil without websocket
 	// GRPC serves the official A2A gRPC service (lf.a2a.v1.A2AService,
 	// XPORT-2) on this handler: HTTP/2 requests with Content-Type
 	// application/grpc (TLS, or h2c with the server's `protocols h1 h2c`).
