@@ -54,6 +54,7 @@ type Metrics struct {
 	turnDuration *prometheus.HistogramVec
 	transitions  *prometheus.CounterVec
 	storeOps     *prometheus.HistogramVec
+	legacy       *prometheus.CounterVec
 
 	activeTurns *prometheus.Desc
 	openStreams *prometheus.Desc
@@ -85,6 +86,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Latency of task store operations by op (put_task, get_task, list_tasks, put_context, get_context).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8), // 100µs … ~1.6s
 		}, []string{"op"}),
+		legacy: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "caddy_a2a_legacy_v03_requests_total",
+			Help: "Requests made with an A2A 0.3 method name (legacy_v03), by the A2A 1.0 method they were served as; they are counted in caddy_a2a_requests_total under that method too.",
+		}, []string{"method"}),
 		activeTurns: prometheus.NewDesc("caddy_a2a_active_turns", "Turns running now (submitted or working).", nil, nil),
 		openStreams: prometheus.NewDesc("caddy_a2a_open_streams", "Open SSE streams (SendStreamingMessage and SubscribeToTask subscribers).", nil, nil),
 		hubs:        map[*Hub]struct{}{},
@@ -112,6 +117,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.turnDuration.Describe(ch)
 	m.transitions.Describe(ch)
 	m.storeOps.Describe(ch)
+	m.legacy.Describe(ch)
 	ch <- m.activeTurns
 	ch <- m.openStreams
 }
@@ -122,6 +128,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.turnDuration.Collect(ch)
 	m.transitions.Collect(ch)
 	m.storeOps.Collect(ch)
+	m.legacy.Collect(ch)
 	var turns, streams int64
 	m.mu.Lock()
 	for h := range m.hubs {
@@ -154,6 +161,14 @@ func (m *Metrics) request(binding, method string, err error) {
 		outcome = a2a.AsError(err).Reason()
 	}
 	m.requests.WithLabelValues(binding, methodLabel(method), outcome).Inc()
+}
+
+// legacyRequest counts one request made with an A2A 0.3 method name.
+func (m *Metrics) legacyRequest(method string) {
+	if m == nil {
+		return
+	}
+	m.legacy.WithLabelValues(methodLabel(method)).Inc()
 }
 
 // requestCode counts one request answered with the JSON-RPC error code.

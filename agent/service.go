@@ -103,6 +103,10 @@ type Config struct {
 	// creating one more (by the config methods or inline on SendMessage) is
 	// InvalidParamsError; replacing an existing id is allowed. Default 10.
 	MaxPushConfigsPerTask int
+	// LegacyV03 also serves A2A 0.3 clients on the JSON-RPC binding
+	// (RPC-2, legacy_v03): 0.3 method names are translated to and from the
+	// same tasks and contexts. Default off.
+	LegacyV03 bool
 }
 
 // WithDefaults returns c with every zero field set to its default.

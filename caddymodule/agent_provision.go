@@ -151,6 +151,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		CancelDrain:           time.Duration(h.CancelDrain),
 		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
 		CancelOnDisconnect:    h.CancelOnDisconnect,
+		LegacyV03:             h.LegacyV03,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
 		Logger:                h.logger,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 )
 
 func orDefault(v, def []string) []string {
@@ -78,6 +79,9 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	addExtensions(c, cfg, rt)
 	if rt.AuthEnabled() {
 		addSecurity(c, rt)
+	}
+	if rt.LegacyV03 {
+		v03.AddDual(c)
 	}
 	return c
 }

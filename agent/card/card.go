@@ -157,6 +157,9 @@ type Runtime struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// enables the thinking extension.
 	ThinkingTypes []string
+	// LegacyV03 serves the dual card that A2A 0.3 clients read too
+	// (RPC-2, legacy_v03).
+	LegacyV03 bool
 }
 
 // AuthEnabled reports whether any auth scheme is on.

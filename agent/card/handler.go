@@ -43,6 +43,8 @@ type Options struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// advertises the thinking-exposure extension.
 	ThinkingTypes []string
+	// LegacyV03 serves the dual 1.0/0.3 card (RPC-2, legacy_v03).
+	LegacyV03 bool
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -146,6 +148,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		BearerJWT:         h.schemes.JWT,
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
+		LegacyV03:         h.opts.LegacyV03,
 	}
 }
 
