@@ -1,0 +1,267 @@
+package tests
+
+// `backend a2a` (TURN-9): the built gateway, auth on, in front of the
+// official JS SDK reference server (tests/interop/js/server.mjs) behind a
+// recording proxy that demands the gateway's upstream credential.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
+
+const (
+	a2aGatewayToken  = "gw-client-token"
+	a2aUpstreamToken = "upstream-secret"
+)
+
+// upstreamCall is one JSON-RPC request the upstream got.
+type upstreamCall struct {
+	Method, ContextID, TaskID, ID string
+}
+
+// recordingProxy fronts an upstream A2A server: it requires the bearer
+// token, rewrites the card's URLs to its own and records every call.
+type recordingProxy struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls []upstreamCall
+}
+
+func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
+	t.Helper()
+	target, err := url.Parse(upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &recordingProxy{}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+a2aUpstreamToken {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "agent-card.json") {
+			resp, err := http.Get(upstream + r.URL.Path)
+			if err != nil {
+				w.WriteHeader(http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(bytes.ReplaceAll(b, []byte(upstream), []byte(p.srv.URL)))
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var env struct {
+			Method string `json:"method"`
+			Params struct {
+				ID      string `json:"id"`
+				Message struct {
+					ContextID string `json:"contextId"`
+					TaskID    string `json:"taskId"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &env)
+		p.mu.Lock()
+		p.calls = append(p.calls, upstreamCall{Method: env.Method, ContextID: env.Params.Message.ContextID, TaskID: env.Params.Message.TaskID, ID: env.Params.ID})
+		p.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// sends returns the recorded calls of a method.
+func (p *recordingProxy) sends(method string) []upstreamCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []upstreamCall
+	for _, c := range p.calls {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func startA2AFront(t *testing.T, upstreamURL, token string) *harness.Gateway {
+	t.Helper()
+	return harness.StartGatewayWith(t, `a2a {
+	card {
+		name front
+	}
+	auth {
+		bearer `+a2aGatewayToken+`
+	}
+	backend a2a `+upstreamURL+` {
+		bearer `+token+`
+		timeout 1m
+	}
+}`, harness.Options{
+		Global:       "storage file_system {{DIR}}/storage\na2a {\n\tdata_dir {{DIR}}/data\n}",
+		StartTimeout: 30 * time.Second,
+	})
+}
+
+func a2aSend(t *testing.T, gw *harness.Gateway, text, contextID string, immediate bool) map[string]any {
+	t.Helper()
+	msg := map[string]any{"messageId": a2aMsgID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	if contextID != "" {
+		msg["contextId"] = contextID
+	}
+	params := map[string]any{"message": msg}
+	if immediate {
+		params["configuration"] = map[string]any{"returnImmediately": true}
+	}
+	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", params)
+	if rerr != nil {
+		t.Fatalf("SendMessage %q: %v", text, rerr)
+	}
+	task, _ := res["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("SendMessage %q: no task in %v", text, res)
+	}
+	return task
+}
+
+var a2aIDs atomic.Int64
+
+func a2aMsgID() string { return fmt.Sprintf("msg-%d-%d", time.Now().UnixNano(), a2aIDs.Add(1)) }
+
+func taskState(task map[string]any) string {
+	st, _ := task["status"].(map[string]any)
+	s, _ := st["state"].(string)
+	return s
+}
+
+func statusText(task map[string]any) string {
+	st, _ := task["status"].(map[string]any)
+	m, _ := st["message"].(map[string]any)
+	parts, _ := m["parts"].([]any)
+	var b strings.Builder
+	for _, p := range parts {
+		if pm, ok := p.(map[string]any); ok {
+			s, _ := pm["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func TestBackendA2AUpstreamJS(t *testing.T) {
+	js := clientStartJSServer(t)
+	proxy := newRecordingProxy(t, js)
+	gw := startA2AFront(t, proxy.srv.URL, a2aUpstreamToken)
+
+	// send: the upstream's answer, artifact and final state (TURN-9).
+	first := a2aSend(t, gw, "hello upstream", "", false)
+	if taskState(first) != "TASK_STATE_COMPLETED" || statusText(first) != "JS echo: hello upstream" {
+		t.Fatalf("send through the gateway: %s %q", taskState(first), statusText(first))
+	}
+	arts, _ := first["artifacts"].([]any)
+	if len(arts) != 1 || arts[0].(map[string]any)["artifactId"] != "answer" {
+		t.Errorf("artifacts %v, want the upstream's answer artifact", arts)
+	}
+	ctxID := first["contextId"].(string)
+	sends := proxy.sends("SendStreamingMessage")
+	if len(sends) != 1 || sends[0].ContextID != "" {
+		t.Fatalf("upstream calls %v, want one SendStreamingMessage without a context", sends)
+	}
+
+	// stream: the upstream's word chunks arrive as WORKING updates.
+	msg := map[string]any{"messageId": a2aMsgID(), "role": "ROLE_USER", "contextId": ctxID, "parts": []any{map[string]any{"text": "stream me please"}}}
+	events := harness.StreamRPC(t, gw.URL, a2aGatewayToken, "SendStreamingMessage", map[string]any{"message": msg}).Rest(30 * time.Second)
+	working, final := 0, ""
+	for _, ev := range events {
+		if su, ok := ev["statusUpdate"].(map[string]any); ok {
+			st := su["status"].(map[string]any)["state"].(string)
+			if st == "TASK_STATE_WORKING" && su["status"].(map[string]any)["message"] != nil {
+				working++
+			}
+			final = st
+		}
+	}
+	if working < 2 || final != "TASK_STATE_COMPLETED" {
+		t.Errorf("stream: %d working text updates, final %s; events %v", working, final, events)
+	}
+
+	// follow-up in the same gateway context reaches the same upstream context.
+	sends = proxy.sends("SendStreamingMessage")
+	if len(sends) != 2 || sends[1].ContextID == "" || sends[1].ContextID == ctxID {
+		t.Fatalf("upstream calls %v: the follow-up must carry the upstream's own context id", sends)
+	}
+	upCtx := sends[1].ContextID
+
+	// cancel is forwarded to the upstream task.
+	slow := a2aSend(t, gw, "a slow job", ctxID, true)
+	if !waitFor(t, 10*time.Second, func() bool {
+		res, _ := harness.RPC(t, gw.URL, a2aGatewayToken, "GetTask", map[string]any{"id": slow["id"]})
+		return taskState(res) == "TASK_STATE_WORKING"
+	}) {
+		t.Fatal("the slow task never started working")
+	}
+	time.Sleep(300 * time.Millisecond) // the upstream task exists
+	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "CancelTask", map[string]any{"id": slow["id"]})
+	if rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask: %v %v", res, rerr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(proxy.sends("CancelTask")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if c := proxy.sends("CancelTask"); len(c) != 1 || c[0].ID == "" || c[0].ID == slow["id"] {
+		t.Errorf("upstream cancels %v, want one CancelTask of the upstream task", c)
+	}
+
+	// restart: the mapping survived, the follow-up reaches the same upstream context.
+	gw.Restart()
+	after := a2aSend(t, gw, "after restart", ctxID, false)
+	if taskState(after) != "TASK_STATE_COMPLETED" || after["contextId"] != ctxID {
+		t.Fatalf("after restart: %s in %v", taskState(after), after["contextId"])
+	}
+	sends = proxy.sends("SendStreamingMessage")
+	if last := sends[len(sends)-1]; last.ContextID != upCtx {
+		t.Errorf("after restart the upstream got context %q, want %q", last.ContextID, upCtx)
+	}
+	// The gateway's own ListTasks covers the upstream's tasks.
+	lt, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "ListTasks", map[string]any{"contextId": ctxID})
+	if rerr != nil || len(lt["tasks"].([]any)) != 4 {
+		t.Errorf("ListTasks: %v %v, want the 4 tasks of the context", lt["totalSize"], rerr)
+	}
+}
+
+// TestBackendA2AUpstreamAuth: an upstream refusing the gateway's
+// credential fails the turn with the credential message (TURN-8); an
+// unreachable upstream is a transient failure.
+func TestBackendA2AUpstreamAuth(t *testing.T) {
+	js := clientStartJSServer(t)
+	proxy := newRecordingProxy(t, js)
+	gw := startA2AFront(t, proxy.srv.URL, "wrong-secret")
+	task := a2aSend(t, gw, "hello", "", false)
+	if taskState(task) != "TASK_STATE_FAILED" || statusText(task) != "Authentication required. Configure credentials and retry." {
+		t.Errorf("upstream 401: %s %q", taskState(task), statusText(task))
+	}
+	down := startA2AFront(t, fmt.Sprintf("http://127.0.0.1:%d/", closedPort(t)), a2aUpstreamToken)
+	task = a2aSend(t, down, "hello", "", false)
+	if taskState(task) != "TASK_STATE_INPUT_REQUIRED" || statusText(task) != "A temporary error occurred. Please retry." {
+		t.Errorf("unreachable upstream: %s %q", taskState(task), statusText(task))
+	}
+}
