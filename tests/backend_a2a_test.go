@@ -265,3 +265,64 @@ func TestBackendA2AUpstreamAuth(t *testing.T) {
 		t.Errorf("unreachable upstream: %s %q", taskState(task), statusText(task))
 	}
 }
+
+// TestBackendA2AUpstream03: the gateway (auth on) in front of a plain A2A
+// 0.3 agent (the JS SDK 0.3.14 server): 0.3 method names upstream, an
+// input-required upstream task continued by the follow-up on the same
+// gateway task, cancel forwarded as tasks/cancel, restart (TURN-9).
+func TestBackendA2AUpstream03(t *testing.T) {
+	up := startJSScript(t, "server_v03.mjs")
+	proxy := newRecordingProxy(t, up)
+	gw := startA2AFront(t, proxy.srv.URL, a2aUpstreamToken)
+
+	first := a2aSend(t, gw, "hello old agent", "", false)
+	if taskState(first) != "TASK_STATE_INPUT_REQUIRED" || statusText(first) != "JS03 echo: hello old agent" {
+		t.Fatalf("send: %s %q", taskState(first), statusText(first))
+	}
+	if arts, _ := first["artifacts"].([]any); len(arts) != 1 {
+		t.Errorf("artifacts %v, want the upstream's answer", arts)
+	}
+	ctxID, taskID := first["contextId"].(string), first["id"].(string)
+
+	// The follow-up continues the same gateway task, hence the upstream task.
+	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", map[string]any{"message": map[string]any{
+		"messageId": a2aMsgID(), "role": "ROLE_USER", "contextId": ctxID, "taskId": taskID, "parts": []any{map[string]any{"text": "more"}}}})
+	if rerr != nil || taskState(res["task"].(map[string]any)) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("follow-up: %v %v", res, rerr)
+	}
+	sends := proxy.sends("message/stream")
+	if len(sends) != 2 || sends[0].ContextID != "" || sends[1].ContextID == "" || sends[1].TaskID == "" || sends[1].TaskID == taskID {
+		t.Fatalf("upstream calls %v: the follow-up must carry the upstream context and task", sends)
+	}
+	upCtx := sends[1].ContextID
+
+	done := a2aSend(t, gw, "done now", ctxID, false)
+	if taskState(done) != "TASK_STATE_COMPLETED" {
+		t.Errorf("completing turn: %s", taskState(done))
+	}
+	if s := proxy.sends("message/stream"); s[2].ContextID != upCtx || s[2].TaskID != "" {
+		t.Errorf("a new gateway task in the context: upstream call %v, want context %s and no task", s[2], upCtx)
+	}
+
+	slow := a2aSend(t, gw, "a slow one", ctxID, true)
+	if !waitFor(t, 10*time.Second, func() bool {
+		res, _ := harness.RPC(t, gw.URL, a2aGatewayToken, "GetTask", map[string]any{"id": slow["id"]})
+		return taskState(res) == "TASK_STATE_WORKING"
+	}) {
+		t.Fatal("the slow task never started working")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "CancelTask", map[string]any{"id": slow["id"]}); rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask: %v %v", res, rerr)
+	}
+	if !waitFor(t, 10*time.Second, func() bool { return len(proxy.sends("tasks/cancel")) == 1 }) {
+		t.Errorf("upstream calls %v: no tasks/cancel", proxy.sends("message/stream"))
+	}
+
+	gw.Restart()
+	again := a2aSend(t, gw, "after restart", ctxID, false)
+	s := proxy.sends("message/stream")
+	if taskState(again) != "TASK_STATE_INPUT_REQUIRED" || s[len(s)-1].ContextID != upCtx {
+		t.Errorf("after restart: %s, upstream context %q want %q", taskState(again), s[len(s)-1].ContextID, upCtx)
+	}
+}

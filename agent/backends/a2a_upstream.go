@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -179,7 +180,12 @@ func classifyUpstream(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("upstream: %s", ce.Msg)
 	}
-	return classifyTransportErr(ctx, err)
+	var ne net.Error
+	var ue *url.Error
+	if errors.As(err, &ne) || errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) {
+		return classifyTransportErr(ctx, err)
+	}
+	return err // a bad card or answer: internal
 }
 
 // upstream10 is an A2A 1.0 upstream, through the client library.
