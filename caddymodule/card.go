@@ -117,6 +117,7 @@ func (h *CardHandler) options() card.Options {
 		PushNotifications: h.PushNotifications,
 		ThinkingTypes:     h.ThinkingTypes,
 		LegacyV03:         h.LegacyV03,
+		UpstreamSkills:    skillsOf(h.Name), // TURN-9
 		JWKSPath:          h.JWKSPath,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,

@@ -6,6 +6,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,10 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/client"
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
 const (
+	a2aCardSecret    = "front-card-signing-secret-0123456789"
 	a2aGatewayToken  = "gw-client-token"
 	a2aUpstreamToken = "upstream-secret"
 )
@@ -107,6 +111,15 @@ func startA2AFront(t *testing.T, upstreamURL, token string) *harness.Gateway {
 	return harness.StartGatewayWith(t, `a2a {
 	card {
 		name front
+		skill own {
+			name Own
+			description "A configured skill."
+			tags own
+		}
+		sign hs256 {
+			kid front-1
+			secret `+a2aCardSecret+`
+		}
 	}
 	auth {
 		bearer `+a2aGatewayToken+`
@@ -283,6 +296,24 @@ func TestBackendA2AUpstream03(t *testing.T) {
 		t.Errorf("artifacts %v, want the upstream's answer", arts)
 	}
 	ctxID, taskID := first["contextId"].(string), first["id"].(string)
+
+	// The gateway's card: the configured skill plus the upstream's, signed
+	// by the gateway (TURN-9).
+	raw := harness.Do(t, http.MethodGet, gw.URL+"/.well-known/agent-card.json", "").Raw
+	var served a2a.AgentCard
+	if err := json.Unmarshal(raw, &served); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, sk := range served.Skills {
+		ids = append(ids, sk.ID)
+	}
+	if strings.Join(ids, ",") != "own,echo03" {
+		t.Errorf("card skills %v, want own,echo03", ids)
+	}
+	if err := client.VerifyCard(context.Background(), raw, client.Trust{HS256: []client.HS256Secret{{KID: "front-1", Secret: []byte(a2aCardSecret)}}}); err != nil {
+		t.Errorf("the gateway's card with merged skills does not verify: %v", err)
+	}
 
 	// The follow-up continues the same gateway task, hence the upstream task.
 	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", map[string]any{"message": map[string]any{

@@ -51,6 +51,7 @@ type A2A struct {
 	hc   *http.Client
 	mu   sync.Mutex
 	disc *discovered
+	gen  uint64 // counts discoveries, the version of Skills
 }
 
 // Validate checks the configuration.
@@ -101,8 +102,20 @@ func (a *A2A) upstream(ctx context.Context) (*discovered, error) {
 	}
 	a.mu.Lock()
 	a.disc = d
+	a.gen++
 	a.mu.Unlock()
 	return d, nil
+}
+
+// Skills returns the upstream card's skills as last discovered and a
+// version that changes with every discovery (for the gateway's card).
+func (a *A2A) Skills() ([]a2a.AgentSkill, uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.disc == nil {
+		return nil, a.gen
+	}
+	return a.disc.card.Skills, a.gen
 }
 
 // forget drops the discovered card, so the next turn discovers it again.

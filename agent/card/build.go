@@ -69,6 +69,13 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 		})
 	}
 
+	for _, s := range rt.UpstreamSkills {
+		if !slices.ContainsFunc(c.Skills, func(x a2a.AgentSkill) bool { return x.ID == s.ID }) {
+			s.Tags = orDefault(s.Tags, []string{})
+			c.Skills = append(c.Skills, s)
+		}
+	}
+
 	c.Capabilities = a2a.AgentCapabilities{
 		Streaming:         a2a.Bool(true),
 		PushNotifications: a2a.Bool(rt.PushNotifications),
