@@ -14,6 +14,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -355,5 +357,50 @@ func TestBackendA2AUpstream03(t *testing.T) {
 	s := proxy.sends("message/stream")
 	if taskState(again) != "TASK_STATE_INPUT_REQUIRED" || s[len(s)-1].ContextID != upCtx {
 		t.Errorf("after restart: %s, upstream context %q want %q", taskState(again), s[len(s)-1].ContextID, upCtx)
+	}
+}
+
+// TestBackendA2AAdapt: the Caddyfile options of `backend a2a` (TURN-9) and
+// legacy_v03 (RPC-2) adapt and validate; bad ones are refused.
+func TestBackendA2AAdapt(t *testing.T) {
+	adapt := func(site string) (string, error) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "Caddyfile")
+		if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\na2a {\ncard {\nname x\n}\n"+site+"\n}\n}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, err := harness.Run(t, dir, "adapt", "--config", path, "--validate")
+		return strings.ReplaceAll(out, `\"`, `"`), err
+	}
+	out, err := adapt(`legacy_v03
+backend a2a https://up.example/ {
+	header X-Up {env.K}
+	bearer {env.T}
+	timeout 1m
+	card_ttl 30s
+	verify_upstream_card https://up.example/jwks.json {
+		hs256 k1 0123456789abcdef0123456789abcdef
+		allow_jku https://up.example
+	}
+}`)
+	if err != nil {
+		t.Fatalf("adapt: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"legacy_v03":true`, `"backend":"a2a"`, `"url":"https://up.example/"`, `"headers":{"X-Up":["{env.K}"]}`, `"bearer":"{env.T}"`,
+		`"card_ttl":30000000000`, `"jwks_urls":["https://up.example/jwks.json"]`, `"allow_jku":["https://up.example"]`, `"hs256":{"k1":"0123456789abcdef0123456789abcdef"}`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("adapted JSON lacks %s:\n%s", want, out)
+		}
+	}
+	for site, msg := range map[string]string{
+		"backend a2a ftp://x/":                                "must be an absolute http(s) URL",
+		"backend a2a https://u:p@x/":                          "must not hold credentials",
+		"backend a2a https://x/ {\n\tverify_upstream_card\n}": "needs at least one key",
+		"backend a2a https://x/ {\n\tnope 1\n}":               `unknown option "nope"`,
+		"legacy_v03 on":                                       "wrong argument count",
+	} {
+		if out, err := adapt(site); err == nil || !strings.Contains(out, msg) {
+			t.Errorf("%q: %v, want an error with %q\n%s", site, err, msg, out)
+		}
 	}
 }
