@@ -238,6 +238,25 @@ func TestLegacyV03SharedContext(t *testing.T) {
 	if _, rerr := legacyRPC(t, gw.URL, "GetTask", map[string]any{"id": task10["id"]}); rerr == nil || rerr["code"] != float64(-32009) {
 		t.Errorf("1.0 method without A2A-Version: %v, want -32009", rerr)
 	}
+	// The extended card of a 0.3 caller is a plain 0.3 card.
+	ext, rerr := legacyRPC(t, gw.URL, "agent/getAuthenticatedExtendedCard", nil)
+	if rerr != nil {
+		t.Fatalf("agent/getAuthenticatedExtendedCard: %v", rerr)
+	}
+	bearer, _ := ext["securitySchemes"].(map[string]any)["bearerAuth"].(map[string]any)
+	if ext["protocolVersion"] != "0.3.0" || ext["url"] != gw.URL+"/" || ext["preferredTransport"] != "JSONRPC" || bearer["type"] != "http" || ext["supportedInterfaces"] != nil {
+		t.Errorf("extended card for 0.3: %v", ext)
+	}
+	// Push config set without an id (the task's default config), then delete: null.
+	set, rerr := legacyRPC(t, gw.URL, "tasks/pushNotificationConfig/set", map[string]any{"taskId": task10["id"], "pushNotificationConfig": map[string]any{"url": "http://127.0.0.1:9/hook"}})
+	if rerr != nil || set["pushNotificationConfig"].(map[string]any)["id"] != task10["id"] {
+		t.Fatalf("push set without id: %v %v", set, rerr)
+	}
+	del := harness.Call(t, gw.URL, legacyToken, "tasks/pushNotificationConfig/delete", map[string]any{"id": task10["id"], "pushNotificationConfigId": task10["id"]}, harness.Header("A2A-Version", ""))
+	if !strings.Contains(string(del.Raw), `"result":null`) {
+		t.Errorf("push delete: %s, want a null result", del.Raw)
+	}
+
 	// Bad 0.3 params are invalid params naming the field.
 	_, rerr = legacyRPC(t, gw.URL, "message/send", map[string]any{"message": map[string]any{
 		"kind": "message", "messageId": "m-bad", "role": "user", "parts": []any{map[string]any{"kind": "file", "file": map[string]any{}}},

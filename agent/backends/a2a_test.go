@@ -204,3 +204,58 @@ func TestA2AVerifyUpstreamCard(t *testing.T) {
 		})
 	}
 }
+
+// TestA2ANonStreamingUpstream: an upstream whose card does not stream gets
+// one blocking SendMessage; a direct Message reply is the turn's message.
+func TestA2ANonStreamingUpstream(t *testing.T) {
+	var methods []string
+	nostream := func(base string) string {
+		return strings.Replace(card10(base), `"streaming":true`, `"streaming":false`, 1)
+	}
+	srv := fakeUpstream(t, nostream, func(w http.ResponseWriter, r *http.Request) {
+		var env struct {
+			Method string `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&env)
+		methods = append(methods, env.Method)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"message":{"messageId":"r","contextId":"uc","role":"ROLE_AGENT","parts":[{"text":"direct answer"}]}}}`)
+	})
+	evs, err := runA2A(t, &A2A{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(methods) != 1 || methods[0] != a2a.MethodSendMessage {
+		t.Errorf("upstream methods %v, want one SendMessage", methods)
+	}
+	if len(evs) != 2 || evs[0].Type != backend.EventMessage || evs[0].Text != "direct answer" || evs[1].Type != backend.EventEnd {
+		t.Errorf("events %+v, want message then end", evs)
+	}
+}
+
+// TestA2AUpstream03Unary: a 0.3 upstream without streaming answers
+// message/send with a 0.3 task, translated back.
+func TestA2AUpstream03Unary(t *testing.T) {
+	var methods []string
+	card := func(base string) string {
+		return `{"protocolVersion":"0.3.0","name":"old","description":"d","url":"` + base + `/","version":"1","capabilities":{},"defaultInputModes":[],"defaultOutputModes":[],"skills":[]}`
+	}
+	srv := fakeUpstream(t, card, func(w http.ResponseWriter, r *http.Request) {
+		var env struct {
+			Method string `json:"method"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&env)
+		methods = append(methods, env.Method)
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"ut","contextId":"uc","status":{"state":"completed","message":{"kind":"message","messageId":"x","role":"agent","parts":[{"kind":"text","text":"old answer"}]}},"artifacts":[{"artifactId":"a1","parts":[{"kind":"text","text":"art"}]}]}}`)
+	})
+	evs, err := runA2A(t, &A2A{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(methods) != 1 || methods[0] != "message/send" {
+		t.Errorf("upstream methods %v, want message/send", methods)
+	}
+	if len(evs) != 2 || evs[0].Type != backend.EventArtifact || evs[0].ArtifactID != "a1" || evs[1].Outcome != backend.OutcomeCompleted || evs[1].Text != "old answer" {
+		t.Errorf("events %+v", evs)
+	}
+}

@@ -100,8 +100,8 @@ func AddDual(c *a2a.AgentCard) {
 	c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{URL: u, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "0.3"})
 }
 
-// Card03 renders a 1.0 card as a plain 0.3 card (the result of
-// agent/getAuthenticatedExtendedCard).
+// Card03 renders a 1.0 card as a plain, unsigned 0.3 card (the result of
+// agent/getAuthenticatedExtendedCard for a 0.3 caller).
 func Card03(c *a2a.AgentCard) *AgentCard {
 	out := &AgentCard{
 		ProtocolVersion: ProtocolVersion, Name: c.Name, Description: c.Description,
@@ -110,8 +110,9 @@ func Card03(c *a2a.AgentCard) *AgentCard {
 		Capabilities: Capabilities{Streaming: c.Capabilities.Streaming, PushNotifications: c.Capabilities.PushNotifications,
 			Extensions: c.Capabilities.Extensions},
 		DefaultInputModes: c.DefaultInputModes, DefaultOutputModes: c.DefaultOutputModes,
-		Skills:     []Skill{},
-		Signatures: c.Signatures,
+		Skills: []Skill{},
+		// No signatures: those of c cover its 1.0 canonical form, which a
+		// 0.3 verifier does not compute.
 	}
 	if out.URL != "" {
 		out.AdditionalInterfaces = []a2a.LegacyInterface{{URL: out.URL, Transport: a2a.BindingJSONRPC}}
