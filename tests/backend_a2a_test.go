@@ -108,7 +108,7 @@ func (p *recordingProxy) sends(method string) []upstreamCall {
 	return out
 }
 
-func startA2AFront(t *testing.T, upstreamURL, token string) *harness.Gateway {
+func startA2AFront(t *testing.T, upstreamURL, token string, extra ...string) *harness.Gateway {
 	t.Helper()
 	return harness.StartGatewayWith(t, `a2a {
 	card {
@@ -126,6 +126,7 @@ func startA2AFront(t *testing.T, upstreamURL, token string) *harness.Gateway {
 	auth {
 		bearer `+a2aGatewayToken+`
 	}
+	`+strings.Join(extra, "\n")+`
 	backend a2a `+upstreamURL+` {
 		bearer `+token+`
 		timeout 1m
@@ -402,5 +403,39 @@ backend a2a https://up.example/ {
 		if out, err := adapt(site); err == nil || !strings.Contains(out, msg) {
 			t.Errorf("%q: %v, want an error with %q\n%s", site, err, msg, out)
 		}
+	}
+}
+
+// TestBackendA2APushForPlainUpstream: the gateway delivers a push
+// notification for a task whose upstream (a plain 0.3 agent) has no push
+// at all (TURN-9, PUSH-1).
+func TestBackendA2APushForPlainUpstream(t *testing.T) {
+	up := startJSScript(t, "server_v03.mjs")
+	proxy := newRecordingProxy(t, up)
+	hits := make(chan map[string]any, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body)
+		hits <- body
+	}))
+	defer hook.Close()
+	gw := startA2AFront(t, proxy.srv.URL, a2aUpstreamToken, "push {\n\t\tallow_private_networks 127.0.0.0/8\n\t}")
+	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", map[string]any{
+		"message":       map[string]any{"messageId": a2aMsgID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": "done and push"}}},
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook.URL + "/cb"}},
+	})
+	if rerr != nil {
+		t.Fatalf("SendMessage: %v", rerr)
+	}
+	id := res["task"].(map[string]any)["id"]
+	select {
+	case body := <-hits:
+		task, _ := body["task"].(map[string]any)
+		su, _ := body["statusUpdate"].(map[string]any)
+		if (task == nil || task["id"] != id) && (su == nil || su["taskId"] != id) {
+			t.Errorf("push body %v, want the gateway task %v", body, id)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no push delivery for the upstream-backed task")
 	}
 }
