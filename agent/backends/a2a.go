@@ -276,7 +276,8 @@ func upstreamMessage(req *backend.TurnRequest, st *a2aState) *a2a.Message {
 	if req.Message != nil {
 		c := *req.Message
 		m = &c
-		m.Metadata = nil // the gateway's namespace metadata stays here
+		m.Metadata = nil         // the gateway's namespace metadata stays here
+		m.ReferenceTaskIDs = nil // gateway task ids mean nothing upstream
 	}
 	if len(m.Parts) == 0 {
 		m.Parts = []a2a.Part{a2a.TextPart(req.Text)}
