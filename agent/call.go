@@ -34,6 +34,9 @@ type Call struct {
 	// Info, when set, receives the method, task and context of the call as
 	// the service learns them (AUTH-6 request variables). Optional.
 	Info *RequestInfo
+	// LegacyV03 says the caller speaks A2A 0.3 and the binding translates
+	// (RPC-2, legacy_v03): push configs it creates get 0.3 payloads.
+	LegacyV03 bool
 }
 
 // tenant returns the call's tenant, else the request's.
@@ -126,4 +129,23 @@ func (s *Service) RecordRequestCode(binding, method string, code int) {
 func (s *Service) StreamOpened() (closed func()) {
 	s.hub.streams.Add(1)
 	return func() { s.hub.streams.Add(-1) }
+}
+
+// LegacyV03 reports whether A2A 0.3 callers are served too (RPC-2,
+// legacy_v03).
+func (s *Service) LegacyV03() bool { return s.cfg.LegacyV03 }
+
+// RecordLegacyRequest counts a request made with an A2A 0.3 method name in
+// caddy_a2a_legacy_v03_requests_total, by its 1.0 method (the request is
+// also counted in caddy_a2a_requests_total under that 1.0 method).
+func (s *Service) RecordLegacyRequest(method string) {
+	s.cfg.Metrics.legacyRequest(method)
+}
+
+// markLegacyPush marks the inline push config of a 0.3 caller's request
+// (RPC-2): its deliveries carry 0.3 payloads.
+func (c Call) markLegacyPush(req *a2a.SendMessageRequest) {
+	if c.LegacyV03 && req != nil && req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
+		req.Configuration.TaskPushNotificationConfig.Legacy = true
+	}
 }

@@ -63,6 +63,7 @@ type Metrics struct {
 	transitions  *prometheus.CounterVec
 	storeOps     *prometheus.HistogramVec
 	pruneds      *prometheus.CounterVec
+	legacy       *prometheus.CounterVec
 
 	activeTurns *prometheus.Desc
 	openStreams *prometheus.Desc
@@ -98,6 +99,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "caddy_a2a_pruned_total",
 			Help: "Records removed by retention (OPS-5) by kind (tasks, contexts, dead_letters, artifacts).",
 		}, []string{"kind"}),
+		legacy: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "caddy_a2a_legacy_v03_requests_total",
+			Help: "Requests made with an A2A 0.3 method name (legacy_v03), by the A2A 1.0 method they were served as; they are counted in caddy_a2a_requests_total under that method too.",
+		}, []string{"method"}),
 		activeTurns: prometheus.NewDesc("caddy_a2a_active_turns", "Turns running now (submitted or working).", nil, nil),
 		openStreams: prometheus.NewDesc("caddy_a2a_open_streams", "Open SSE streams (SendStreamingMessage and SubscribeToTask subscribers).", nil, nil),
 		hubs:        map[*Hub]struct{}{},
@@ -126,6 +131,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.transitions.Describe(ch)
 	m.storeOps.Describe(ch)
 	m.pruneds.Describe(ch)
+	m.legacy.Describe(ch)
 	ch <- m.activeTurns
 	ch <- m.openStreams
 }
@@ -137,6 +143,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.transitions.Collect(ch)
 	m.storeOps.Collect(ch)
 	m.pruneds.Collect(ch)
+	m.legacy.Collect(ch)
 	var turns, streams int64
 	m.mu.Lock()
 	for h := range m.hubs {
@@ -169,6 +176,14 @@ func (m *Metrics) request(binding, method string, err error) {
 		outcome = a2a.AsError(err).Reason()
 	}
 	m.requests.WithLabelValues(binding, methodLabel(method), outcome).Inc()
+}
+
+// legacyRequest counts one request made with an A2A 0.3 method name.
+func (m *Metrics) legacyRequest(method string) {
+	if m == nil {
+		return
+	}
+	m.legacy.WithLabelValues(methodLabel(method)).Inc()
 }
 
 // requestCode counts one request answered with the JSON-RPC error code.

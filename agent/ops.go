@@ -70,6 +70,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 		return nil, err
 	}
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
+	call.markLegacyPush(req)
 	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, immediate)
 	if err != nil {
 		release()
@@ -115,6 +116,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 	if err != nil {
 		return nil, err
 	}
+	call.markLegacyPush(req)
 	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, true)
 	if err != nil {
 		release()

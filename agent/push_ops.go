@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -106,8 +107,12 @@ func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner,
 		id = taskID
 	}
 	rec := store.PushConfig{Owner: owner, TaskID: taskID, ID: id, URL: c.URL}
+	plain := c.Token
+	if c.Legacy {
+		plain = v03.MarkToken(plain) // sealed with the token (RPC-2)
+	}
 	var err error
-	if rec.Token, err = s.cfg.Push.SealSecret(c.Token, taskID, id, pushTokenField); err != nil {
+	if rec.Token, err = s.cfg.Push.SealSecret(plain, taskID, id, pushTokenField); err != nil {
 		s.cfg.Logger.Error("sealing push token", errField(err))
 		return nil, a2a.ErrInternal()
 	}
@@ -146,6 +151,7 @@ func (s *Service) reveal(c store.PushConfig, tenant string) (a2a.TaskPushNotific
 	if out.Token, err = s.cfg.Push.OpenSecret(c.Token, c.TaskID, c.ID, pushTokenField); err != nil {
 		return out, err
 	}
+	out.Token, out.Legacy = v03.UnmarkToken(out.Token)
 	if c.Scheme != "" {
 		creds, err := s.cfg.Push.OpenSecret(c.Credentials, c.TaskID, c.ID, pushCredsField)
 		if err != nil {
@@ -199,6 +205,7 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Cal
 	if err := s.validatePushConfig(ctx, req, ""); err != nil {
 		return nil, err
 	}
+	req.Legacy = call.LegacyV03
 	return s.savePushConfig(ctx, ps, owner, req.TaskID, req, "")
 }
 

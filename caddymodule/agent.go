@@ -88,6 +88,12 @@ type AgentHandler struct {
 	// disconnects. Default: false (the turn goes on).
 	CancelOnDisconnect bool `json:"cancel_on_disconnect,omitempty"`
 
+	// LegacyV03 also serves A2A 0.3 clients on the JSON-RPC endpoint
+	// (RPC-2): 0.3 method names, shapes and states translated to and from
+	// the same tasks, and the dual card. Default: off (0.3 requests get
+	// VersionNotSupportedError).
+	LegacyV03 bool `json:"legacy_v03,omitempty"`
+
 	// AllowedCwds are the roots a message's metadata.<ns>.cwd must lie in.
 	// Default: IACCODE_A2A_ALLOWED_CWDS, else the working directory and the
 	// system temp dir.

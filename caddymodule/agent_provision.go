@@ -15,6 +15,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/backends"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
@@ -36,6 +37,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	mod, err := h.loadBackend(ctx)
 	if err != nil {
 		return err
+	}
+	if ab, ok := mod.(*A2ABackend); ok && h.Card != nil {
+		registerUpstreamSkills(ctx, h.Card.Name, ab.impl.(*backends.A2A)) // TURN-9
 	}
 	metrics, err := agentMetrics(ctx)
 	if err != nil {
@@ -163,6 +167,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		CancelDrain:           time.Duration(h.CancelDrain),
 		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
 		CancelOnDisconnect:    h.CancelOnDisconnect,
+		LegacyV03:             h.LegacyV03,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
 		Limits:                h.limitRules(),

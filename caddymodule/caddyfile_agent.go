@@ -292,6 +292,11 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, d.ArgErr()
 		}
 		h.CancelOnDisconnect = true
+	case "legacy_v03": // RPC-2
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.LegacyV03 = true
 	case "allowed_cwds":
 		h.AllowedCwds = d.RemainingArgs()
 		if len(h.AllowedCwds) == 0 {
@@ -384,6 +389,7 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	if h.WebSocket != nil {
 		card.WebSocketPath = h.WebSocket.path() // XPORT-3
 	}
+	card.LegacyV03 = h.LegacyV03 // the dual card (RPC-2)
 	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
 		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
 	} else if h.ThinkingExposure == nil {

@@ -50,6 +50,10 @@ type CardHandler struct {
 	// extension is advertised with params.enabledTypes.
 	ThinkingTypes []string `json:"thinking_types,omitempty"`
 
+	// LegacyV03 serves the dual card A2A 0.3 clients read too (RPC-2).
+	// The a2a directive sets it with the agent's legacy_v03.
+	LegacyV03 bool `json:"legacy_v03,omitempty"`
+
 	// Sign lists the keys the served card is signed with (CARD-6), one
 	// JWS signature per key, so keys can be rotated. The card is signed
 	// after every runtime field is filled in, per base URL. Secrets and
@@ -135,6 +139,8 @@ func (h *CardHandler) options() card.Options {
 		Security:          h.Security,
 		PushNotifications: h.PushNotifications,
 		ThinkingTypes:     h.ThinkingTypes,
+		LegacyV03:         h.LegacyV03,
+		UpstreamSkills:    skillsOf(h.Name), // TURN-9
 		JWKSPath:          h.JWKSPath,
 		Bindings:          h.Bindings,
 		ModTimes:          cardModTimes(),

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 )
 
 // Settings are the delivery settings that may change on a config reload
@@ -256,9 +258,14 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 		e.dead(rec, j, "cannot decrypt push secret (unknown key or tampered value)")
 		return
 	}
+	body := j.Payload
+	token, legacy := v03.UnmarkToken(token)
+	if legacy {
+		body = v03.PushPayload03(body) // a config of an A2A 0.3 caller (RPC-2)
+	}
 	j.Attempts++
 	e.stats.Attempts.Add(1)
-	res := cur.sender.Send(ctx, Delivery{ID: j.ID, URL: j.URL, Token: token, Scheme: j.Scheme, Credentials: creds, Body: j.Payload, Attempt: j.Attempts, TaskID: j.TaskID})
+	res := cur.sender.Send(ctx, Delivery{ID: j.ID, URL: j.URL, Token: token, Scheme: j.Scheme, Credentials: creds, Body: body, Attempt: j.Attempts, TaskID: j.TaskID})
 	if ctx.Err() != nil && res.Outcome != Delivered {
 		return // stopping: the lease expires (or is released) and the job is retried
 	}

@@ -25,6 +25,13 @@ import (
 // clientStartJSServer starts server.mjs and returns its base URL.
 func clientStartJSServer(t *testing.T) string {
 	t.Helper()
+	return startJSScript(t, "server.mjs")
+}
+
+// startJSScript starts a server script of tests/interop/js (it prints
+// {"ready":true,"url":…}) and returns its base URL.
+func startJSScript(t *testing.T, script string) string {
+	t.Helper()
 	node := interopNeedNode(t)
 	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
 	interopJSInstall(t, dir)
@@ -40,7 +47,7 @@ func clientStartJSServer(t *testing.T) string {
 	}
 	port := harness.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, "server.mjs", fmt.Sprint(port))
+	cmd := exec.CommandContext(ctx, node, script, fmt.Sprint(port))
 	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -32,7 +32,7 @@ func wsSlowSite(extra string) string {
 }
 
 // taskState reads a task's state over JSON-RPC (HTTP).
-func taskState(t *testing.T, gw *harness.Gateway, id string) string {
+func wsTaskState(t *testing.T, gw *harness.Gateway, id string) string {
 	t.Helper()
 	res, rerr := harness.RPC(t, gw.URL+"/", "ws-token", "GetTask", map[string]any{"id": id})
 	if rerr != nil {
@@ -80,7 +80,7 @@ func TestWebSocketDisconnectRules(t *testing.T) {
 			_ = w.c.CloseNow()
 			deadline := time.Now().Add(15 * time.Second)
 			for {
-				st := taskState(t, gw, id)
+				st := wsTaskState(t, gw, id)
 				if st == tc.want {
 					return
 				}

@@ -19,6 +19,29 @@ type AgentCard struct {
 	Skills               []AgentSkill              `json:"skills"`
 	Signatures           []AgentCardSignature      `json:"signatures,omitempty"`
 	IconURL              string                    `json:"iconUrl,omitempty"`
+
+	// The A2A 0.3 members of the dual card served with legacy_v03 (RPC-2),
+	// next to the 1.0 ones so 0.3 clients resolve the same card; empty
+	// otherwise.
+
+	// URL is the 0.3 preferred endpoint.
+	URL string `json:"url,omitempty"`
+	// PreferredTransport is the 0.3 transport of URL (JSONRPC).
+	PreferredTransport string `json:"preferredTransport,omitempty"`
+	// ProtocolVersion is the 0.3 protocol version ("0.3.0").
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// AdditionalInterfaces are the 0.3 interfaces (URL and transport).
+	AdditionalInterfaces []LegacyInterface `json:"additionalInterfaces,omitempty"`
+	// SupportsAuthenticatedExtendedCard is the 0.3 extended-card flag.
+	SupportsAuthenticatedExtendedCard *bool `json:"supportsAuthenticatedExtendedCard,omitempty"`
+}
+
+// LegacyInterface is an A2A 0.3 AgentInterface of the dual card.
+type LegacyInterface struct {
+	// URL is where the interface is served.
+	URL string `json:"url"`
+	// Transport is its 0.3 transport name (JSONRPC, HTTP+JSON, GRPC).
+	Transport string `json:"transport"`
 }
 
 // Protocol bindings named in AgentInterface.ProtocolBinding.

@@ -135,6 +135,10 @@ type StreamResponse struct {
 	Message        *Message                 `json:"message,omitempty"`
 	StatusUpdate   *TaskStatusUpdateEvent   `json:"statusUpdate,omitempty"`
 	ArtifactUpdate *TaskArtifactUpdateEvent `json:"artifactUpdate,omitempty"`
+	// Legacy, when set, is the event as an A2A 0.3 caller receives it
+	// (legacy_v03, RPC-2): the JSON-RPC EventFrame sends it instead of the
+	// 1.0 members. Never encoded, stored or sent to 1.0 callers.
+	Legacy any `json:"-"`
 }
 
 // SendMessageResponse is the result of SendMessage: a task or a direct message.

@@ -76,6 +76,10 @@ type TaskPushNotificationConfig struct {
 	URL            string              `json:"url"`
 	Token          string              `json:"token,omitempty"`
 	Authentication *AuthenticationInfo `json:"authentication,omitempty"`
+	// Legacy marks a config created by an A2A 0.3 caller (legacy_v03,
+	// RPC-2): its deliveries carry 0.3 payloads. Set by the service, never
+	// read from or written to the wire.
+	Legacy bool `json:"-"`
 }
 
 // GetTaskPushNotificationConfigRequest is the params of GetTaskPushNotificationConfig.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 )
 
 func orDefault(v, def []string) []string {
@@ -71,6 +72,13 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 		})
 	}
 
+	for _, s := range rt.UpstreamSkills {
+		if !slices.ContainsFunc(c.Skills, func(x a2a.AgentSkill) bool { return x.ID == s.ID }) {
+			s.Tags = orDefault(s.Tags, []string{})
+			c.Skills = append(c.Skills, s)
+		}
+	}
+
 	c.Capabilities = a2a.AgentCapabilities{
 		Streaming:         a2a.Bool(true),
 		PushNotifications: a2a.Bool(rt.PushNotifications),
@@ -81,6 +89,9 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	addExtensions(c, cfg, rt)
 	if rt.AuthEnabled() {
 		addSecurity(c, rt)
+	}
+	if rt.LegacyV03 {
+		v03.AddDual(c)
 	}
 	return c
 }

@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // Well-known extension URIs and defaults.
@@ -160,6 +162,13 @@ type Runtime struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// enables the thinking extension.
 	ThinkingTypes []string
+	// LegacyV03 serves the dual card that A2A 0.3 clients read too
+	// (RPC-2, legacy_v03).
+	LegacyV03 bool
+	// UpstreamSkills are merged after the configured skills (TURN-9: the
+	// skills of the agent behind `backend a2a`); a configured skill's id
+	// wins.
+	UpstreamSkills []a2a.AgentSkill
 }
 
 // AuthEnabled reports whether any auth scheme is on.

@@ -49,6 +49,11 @@ type Options struct {
 	// Bindings are the protocol bindings advertised in
 	// supportedInterfaces, in preference order. Nil: JSONRPC, HTTP+JSON.
 	Bindings []string
+	// LegacyV03 serves the dual 1.0/0.3 card (RPC-2, legacy_v03).
+	LegacyV03 bool
+	// UpstreamSkills, when set, returns skills to merge into the card
+	// (TURN-9) and a version that changes whenever they do.
+	UpstreamSkills func() ([]a2a.AgentSkill, uint64)
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -166,6 +171,8 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,
 		Bindings:          h.opts.Bindings,
+		LegacyV03:         h.opts.LegacyV03,
+		UpstreamSkills:    h.upstreamSkills(),
 	}
 }
 
@@ -308,6 +315,24 @@ func (h *Handler) rendered(r *http.Request) (*servedCard, error) {
 // without building the URL: the raw host, TLS, and the forwarded headers
 // of trusted proxies.
 func (h *Handler) cacheKey(r *http.Request) string {
+	if h.opts.UpstreamSkills != nil {
+		_, v := h.opts.UpstreamSkills()
+		return strconv.FormatUint(v, 10) + "#" + h.hostKey(r)
+	}
+	return h.hostKey(r)
+}
+
+// upstreamSkills returns the skills of Options.UpstreamSkills (nil: none).
+func (h *Handler) upstreamSkills() []a2a.AgentSkill {
+	if h.opts.UpstreamSkills == nil {
+		return nil
+	}
+	s, _ := h.opts.UpstreamSkills()
+	return s
+}
+
+// hostKey is the part of the cache key that depends on the request.
+func (h *Handler) hostKey(r *http.Request) string {
 	if h.cfg.PublicURL != "" {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
@@ -74,6 +75,10 @@ func (d *Dispatcher) Handle(ctx context.Context, c agent.Call, msg []byte) Outco
 	if out.ID == nil {
 		out.ID = nullID
 	}
+	c, call, legacy, lerr := d.legacy(c, call)
+	if lerr != nil {
+		return d.answer(out, call, nil, lerr)
+	}
 	active, err := d.svc.Negotiate(c)
 	if err != nil {
 		return d.answer(out, call, nil, err)
@@ -94,10 +99,16 @@ func (d *Dispatcher) Handle(ctx context.Context, c agent.Call, msg []byte) Outco
 			out.Refusal = limitRefusal(err)
 			return out
 		}
+		if legacy {
+			st = legacyStream{st}
+		}
 		out.Stream = st
 		return out
 	}
 	res, err := dispatch(ctx, d.svc, c, call)
+	if legacy && err == nil {
+		res = v03.Result03(call.Method, res)
+	}
 	return d.answer(out, call, res, err)
 }
 
@@ -120,7 +131,7 @@ func EventFrame(id json.RawMessage, ev any) []byte {
 	if id == nil {
 		id = nullID
 	}
-	return encode(rpcResult(id, ev))
+	return encode(rpcResult(id, legacyEvent(ev)))
 }
 
 // answer counts a single call and fills in its response (none for a
@@ -169,12 +180,22 @@ func (d *Dispatcher) handleBatch(ctx context.Context, c agent.Call, body []byte)
 		}
 		var res any
 		err := pre
+		ic, call, legacy, lerr := d.legacy(c, call)
+		if legacy {
+			_, err = d.svc.Negotiate(ic)
+			if err == nil {
+				err = lerr
+			}
+		}
 		if err == nil {
 			if isStreaming(call.Method) {
 				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
 			} else {
-				res, err = dispatch(ctx, d.svc, c, call)
+				res, err = dispatch(ctx, d.svc, ic, call)
 			}
+		}
+		if legacy && err == nil {
+			res = v03.Result03(call.Method, res)
 		}
 		d.svc.RecordRequest(d.binding, call.Method, err)
 		if call.Notification {
