@@ -26,6 +26,11 @@ func (w *writer) apply(r *writeReq, nowMS int64) (int, error) {
 		if n == 0 {
 			return 0, ErrNotFound // the id belongs to another owner
 		}
+		if len(r.events) > 0 {
+			if err := w.insertEvents(r.id, r.events, r.keep); err != nil {
+				return 0, err
+			}
+		}
 		if r.payload != nil {
 			jobs, err := w.insertJobs(r.id, r.owner, r.payload, nowMS)
 			if err != nil {
