@@ -31,6 +31,10 @@ type Call struct {
 	// Extensions are the extension URIs the client asked to activate,
 	// checked by Negotiate (RPC-3).
 	Extensions []string
+	// LastEventID is the Last-Event-ID a reconnecting stream sent (the
+	// HTTP header): a SubscribeToTask resumes after it (RPC-17). Transports
+	// without headers send metadata.lastEventId in the request instead.
+	LastEventID string
 }
 
 // tenant returns the call's tenant, else the request's.

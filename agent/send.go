@@ -110,7 +110,11 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 	if s.hub.Closing() {
 		return nil, zero, nil, a2a.NewError(a2a.CodeInternalError, "The gateway is shutting down; retry shortly")
 	}
-	r, runCtx := s.hub.newRun(owner, &task)
+	r, runCtx, err := s.hub.newRun(ctx, owner, &task, s.cfg.EventLogSize, len(task.History) <= 1)
+	if err != nil {
+		s.cfg.Logger.Error("reading task event log", errField(err))
+		return nil, zero, nil, a2a.ErrInternal()
+	}
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
 		r.cancel(nil)
 		r.log.Close()
@@ -153,7 +157,7 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 		}
 	}
 	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
-	first, sub := r.subscribe()
+	first, _, sub := r.subscribe()
 	// Streams waiting on the task (RPC-11) get every event of this turn.
 	s.hub.adopt(r)
 	r.durable = durable || pushCfg != nil
