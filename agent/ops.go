@@ -66,9 +66,12 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 		return nil, err
 	}
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
-	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, immediate)
+	r, first, sub, prior, err := s.start(ctx, owner, call.BaseURL, req, immediate)
 	if err != nil {
 		return nil, err
+	}
+	if prior != nil {
+		return s.resendResult(ctx, owner, prior, hl, immediate)
 	}
 	defer r.unsubscribe(sub)
 	if req.Configuration != nil && req.Configuration.ReturnImmediately {
@@ -104,9 +107,12 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 	if err != nil {
 		return nil, err
 	}
-	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, true)
+	r, first, sub, prior, err := s.start(ctx, owner, call.BaseURL, req, true)
 	if err != nil {
 		return nil, err
+	}
+	if prior != nil {
+		return s.resendStream(ctx, owner, prior, hl)
 	}
 	first = s.trimTask(first, hl, true)
 	return &runStream{first: &first, firstSeq: r.start, sub: sub, run: r, cancelOnClose: s.cfg.CancelOnDisconnect}, nil
