@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
-	"github.com/caddy-a2a/caddy-a2a/agent/jcs"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -28,9 +28,11 @@ func dedupeTarget(m *a2a.Message) string {
 }
 
 // messageHash is a canonical hash of what a message says (role, parts,
-// metadata, extensions, references), as SentMessage.BodyHash.
+// metadata, extensions, references), as SentMessage.BodyHash: the JSON of
+// the decoded message, which encoding/json writes deterministically
+// (fields in order, map keys sorted).
 func messageHash(m *a2a.Message) (string, error) {
-	b, err := jcs.Marshal(struct {
+	b, err := json.Marshal(struct {
 		Role       a2a.Role       `json:"role"`
 		Parts      []a2a.Part     `json:"parts"`
 		Metadata   map[string]any `json:"metadata,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -92,20 +93,29 @@ func (p *pendingEvents) drain(r *writeReq, taskID string) error {
 	return nil
 }
 
-// insertEvents writes a task's events and prunes its log to keep events.
+// eventsPerInsert is how many events one INSERT statement writes.
+const eventsPerInsert = 32
+
+// insertEvents writes a task's events (one statement per up to
+// eventsPerInsert of them) and prunes its log to keep events.
 func (w *writer) insertEvents(taskID string, evs []encodedEvent, keep int) error {
-	st, err := w.stmt(`INSERT OR REPLACE INTO task_events (task_id, seq, body) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	for _, ev := range evs {
-		if _, err := st.Exec(taskID, int64(ev.seq), ev.body); err != nil {
+	args := make([]any, 0, 3*min(len(evs), eventsPerInsert))
+	for len(evs) > 0 {
+		n := min(len(evs), eventsPerInsert)
+		args = args[:0]
+		for _, ev := range evs[:n] {
+			args = append(args, taskID, int64(ev.seq), ev.body)
+		}
+		q := `INSERT OR REPLACE INTO task_events (task_id, seq, body) VALUES (?, ?, ?)` + strings.Repeat(`, (?, ?, ?)`, n-1)
+		if _, err := w.exec(q, args...); err != nil {
 			return fmt.Errorf("writing task events: %w", err)
 		}
-	}
-	if last := evs[len(evs)-1].seq; keep > 0 && last > uint64(keep) {
-		if _, err := w.exec(`DELETE FROM task_events WHERE task_id = ? AND seq <= ?`, taskID, int64(last-uint64(keep))); err != nil {
-			return fmt.Errorf("pruning task events: %w", err)
+		last := evs[n-1].seq
+		evs = evs[n:]
+		if len(evs) == 0 && keep > 0 && last > uint64(keep) {
+			if _, err := w.exec(`DELETE FROM task_events WHERE task_id = ? AND seq <= ?`, taskID, int64(last-uint64(keep))); err != nil {
+				return fmt.Errorf("pruning task events: %w", err)
+			}
 		}
 	}
 	return nil

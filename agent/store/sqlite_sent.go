@@ -25,15 +25,24 @@ const sentPruneEvery = time.Second
 // sentClaims holds the claims not committed yet.
 type sentClaims struct {
 	mu        sync.Mutex
-	pending   map[string]SentMessage
+	pending   map[string]*sentClaim
 	lastPrune time.Time
+}
+
+// sentClaim is a claim being checked or waiting for its commit. A claim of
+// the same key meanwhile waits for ready and answers with winner.
+type sentClaim struct {
+	ready  chan struct{} // closed once the database was checked
+	winner SentMessage   // the record that holds the key (set before ready)
 }
 
 func sentKey(owner, messageID, target string) string {
 	return owner + "\x00" + messageID + "\x00" + target
 }
 
-// ClaimMessage implements SentMessageStore.
+// ClaimMessage implements SentMessageStore. The database is read without
+// the claims' lock: a concurrent claim of the same key waits for the
+// first one's answer instead.
 func (s *SQLite) ClaimMessage(ctx context.Context, m SentMessage, since time.Time) (*SentMessage, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
@@ -41,10 +50,43 @@ func (s *SQLite) ClaimMessage(ctx context.Context, m SentMessage, since time.Tim
 	key := sentKey(m.Owner, m.MessageID, m.Target)
 	c := &s.sent
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.pending[key]; ok && !p.At.Before(since) {
-		return &p, nil
+	if p, ok := c.pending[key]; ok {
+		c.mu.Unlock()
+		select {
+		case <-p.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if !p.winner.At.Before(since) {
+			w := p.winner
+			return &w, nil
+		}
+		return s.ClaimMessage(ctx, m, since) // an expired claim: try again
 	}
+	if c.pending == nil {
+		c.pending = map[string]*sentClaim{}
+	}
+	own := &sentClaim{ready: make(chan struct{}), winner: m}
+	c.pending[key] = own
+	c.mu.Unlock()
+
+	prior, err := s.readSent(ctx, m, since)
+	if err != nil || prior != nil {
+		if prior != nil {
+			own.winner = *prior
+		}
+		close(own.ready)
+		c.mu.Lock()
+		delete(c.pending, key)
+		c.mu.Unlock()
+		return prior, err
+	}
+	close(own.ready)
+	return nil, s.recordSent(c, key, own, m, since)
+}
+
+// readSent returns the record of m's key made at or after since, if any.
+func (s *SQLite) readSent(ctx context.Context, m SentMessage, since time.Time) (*SentMessage, error) {
 	prior := SentMessage{Owner: m.Owner, MessageID: m.MessageID, Target: m.Target}
 	var seq, at int64
 	err := s.getSent.QueryRowContext(ctx, m.Owner, m.MessageID, m.Target, since.UnixMilli()).Scan(&prior.TaskID, &seq, &prior.BodyHash, &at)
@@ -52,17 +94,22 @@ func (s *SQLite) ClaimMessage(ctx context.Context, m SentMessage, since time.Tim
 	case err == nil:
 		prior.StartSeq, prior.At = uint64(seq), time.UnixMilli(at).UTC()
 		return &prior, nil
-	case !errors.Is(err, sql.ErrNoRows):
-		return nil, s.readErr(fmt.Errorf("reading sent messages: %w", err))
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
 	}
-	if c.pending == nil {
-		c.pending = map[string]SentMessage{}
-	}
-	c.pending[key] = m
+	return nil, s.readErr(fmt.Errorf("reading sent messages: %w", err))
+}
+
+// recordSent queues the write of claim own (m) and, at most every
+// sentPruneEvery, the pruning of records older than since; the claim
+// leaves the pending set once the write is done.
+func (s *SQLite) recordSent(c *sentClaims, key string, own *sentClaim, m SentMessage, since time.Time) error {
 	prune := int64(0)
+	c.mu.Lock()
 	if now := time.Now(); now.Sub(c.lastPrune) >= sentPruneEvery {
 		c.lastPrune, prune = now, since.UnixMilli()
 	}
+	c.mu.Unlock()
 	r := getReq(context.Background(), opFunc)
 	r.fn = func(w *writer, _ int64) (int, error) {
 		if _, err := w.exec(`INSERT INTO sent_messages (owner, message_id, target, task_id, start_seq, body_hash, created_ms)
@@ -79,18 +126,19 @@ ON CONFLICT (owner, message_id, target) DO UPDATE SET task_id = excluded.task_id
 		}
 		return 1, nil
 	}
-	r.after = func(error) {
+	unpend := func(error) {
 		c.mu.Lock()
-		if p, ok := c.pending[key]; ok && p.TaskID == m.TaskID {
+		if c.pending[key] == own {
 			delete(c.pending, key)
 		}
 		c.mu.Unlock()
 	}
+	r.after = unpend
 	if err := s.enqueue(r); err != nil {
-		delete(c.pending, key)
-		return nil, err
+		unpend(err)
+		return err
 	}
-	return nil, nil
+	return nil
 }
 
 // ForgetMessage implements SentMessageStore.
