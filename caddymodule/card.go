@@ -50,6 +50,11 @@ type CardHandler struct {
 	// extension is advertised with params.enabledTypes.
 	ThinkingTypes []string `json:"thinking_types,omitempty"`
 
+	// EventLogSize, when positive, advertises resumable streams
+	// (urn:caddy-a2a:stream-resume:v1, RPC-17) with params.eventLogSize.
+	// The a2a directive sets it from its event_log_size.
+	EventLogSize int `json:"event_log_size,omitempty"`
+
 	// Sign lists the keys the served card is signed with (CARD-6), one
 	// JWS signature per key, so keys can be rotated. The card is signed
 	// after every runtime field is filled in, per base URL. Secrets and
@@ -112,6 +117,7 @@ func (h *CardHandler) options() card.Options {
 		Security:          h.Security,
 		PushNotifications: h.PushNotifications,
 		ThinkingTypes:     h.ThinkingTypes,
+		EventLogSize:      h.EventLogSize,
 		JWKSPath:          h.JWKSPath,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,

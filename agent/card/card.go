@@ -157,6 +157,9 @@ type Runtime struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// enables the thinking extension.
 	ThinkingTypes []string
+	// EventLogSize is the per-task event log size of resumable streams
+	// (RPC-17); positive advertises StreamResumeExtension with it.
+	EventLogSize int
 }
 
 // AuthEnabled reports whether any auth scheme is on.

@@ -43,6 +43,9 @@ type Options struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// advertises the thinking-exposure extension.
 	ThinkingTypes []string
+	// EventLogSize, when positive, advertises resumable streams
+	// (StreamResumeExtension, RPC-17) with this per-task log size.
+	EventLogSize int
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -146,6 +149,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		BearerJWT:         h.schemes.JWT,
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
+		EventLogSize:      h.opts.EventLogSize,
 	}
 }
 
