@@ -229,7 +229,10 @@ func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
 	return NewHubWithBus(ctx, st, bus)
 }
 
-// NewHubWithBus is NewHub with the event bus the turns publish on.
+// NewHubWithBus is NewHub with the event bus the turns publish on. When st
+// is a store.EventStore, bus must log every event into it (as
+// store.NewStoredBus(st) does, or a Redis bus writing the same streams the
+// store reads): turns number their events on from its LastEventSeq.
 func NewHubWithBus(ctx context.Context, st store.Store, bus store.EventBus) (*Hub, error) {
 	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
 		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)

@@ -146,3 +146,23 @@ func TestStoredBusReplaysAcrossTurns(t *testing.T) {
 		t.Errorf("resumed after 1 across the turn boundary: %v, want [2 3 4 5]", got)
 	}
 }
+
+// RPC-17, RPC-12: FailInterrupted logs the FAILED status update after the
+// task's last stored event, so a stream resumed after a crash ends with it.
+func TestFailInterruptedLogsEvent(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	task := &a2a.Task{ID: "t3", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	_ = s.AppendEvents("t3", seqEvents(1, 2), 10)
+	if err := s.PutTask(ctx, "alice", task); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.FailInterrupted(ctx, "the gateway stopped", time.Now()); err != nil || n != 1 {
+		t.Fatalf("FailInterrupted: %d, %v", n, err)
+	}
+	evs, err := s.Events(ctx, "t3", 2)
+	if err != nil || len(evs) != 1 || evs[0].Seq != 3 || evs[0].Response.StatusUpdate == nil ||
+		evs[0].Response.StatusUpdate.Status.State != a2a.TaskStateFailed || evs[0].Response.StatusUpdate.TaskID != "t3" {
+		t.Fatalf("events after 2: %+v, %v; want the FAILED update at 3", evs, err)
+	}
+}
