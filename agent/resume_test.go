@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -362,5 +363,29 @@ func TestDedupeResendWhileRunning(t *testing.T) {
 		if _, err := e.svc.SendMessage(ctx, Call{}, sendReq(&a2a.Message{MessageID: bad.MessageID, TaskID: bad.TaskID, Role: a2a.RoleUser, Parts: bad.Parts})); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
 			t.Fatalf("follow-up of an unknown task: %v, want TaskNotFound", err)
 		}
+	}
+}
+
+// RPC-17: metadata.lastEventId of a JSON-RPC SubscribeToTask resumes like
+// the Last-Event-ID header, and the SSE ids are the sequence numbers.
+func TestResumeMetadataOverJSONRPC(t *testing.T) {
+	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 2}})
+	task := e.send("", sendReq(msg("meta")))
+	last := e.svc.lastSeq(t.Context(), task.ID)
+	s := e.rpcStream("", a2a.MethodSubscribeToTask, map[string]any{"id": task.ID, "metadata": map[string]any{LastEventIDKey: "2"}}, 7)
+	defer s.close()
+	// The replay, then the stream waits for a next turn (input-required).
+	var ids []string
+	for uint64(len(ids)) < last-2 {
+		line, err := s.br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "id: "); ok {
+			ids = append(ids, v)
+		}
+	}
+	if len(ids) == 0 || ids[0] != "3" || ids[len(ids)-1] != strconv.FormatUint(last, 10) || uint64(len(ids)) != last-2 {
+		t.Errorf("SSE ids %v, want 3..%d", ids, last)
 	}
 }
