@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +35,15 @@ func benchHandler(b *testing.B) Handler {
 
 var benchSendBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC with two vSwitches."}]}}}`)
 
+// benchMsgSeq numbers the benchmark's messages: each send has its own
+// messageId, as a resent one starts no turn (RPC-18).
+var benchMsgSeq atomic.Int64
+
+// benchSendBodyN is benchSendBody with messageId m<n>.
+func benchSendBodyN(n int64) []byte {
+	return bytes.Replace(benchSendBody, []byte(`"messageId":"m1"`), []byte(`"messageId":"m`+strconv.FormatInt(n, 10)+`"`), 1)
+}
+
 func benchRequest(body []byte) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
@@ -50,7 +61,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			w := httptest.NewRecorder()
-			h.Serve(w, benchRequest(benchSendBody), "bench")
+			h.Serve(w, benchRequest(benchSendBodyN(benchMsgSeq.Add(1))), "bench")
 			if !bytes.Contains(w.Body.Bytes(), []byte("TASK_STATE_INPUT_REQUIRED")) {
 				b.Fatalf("unexpected response: %s", w.Body.String())
 			}

@@ -37,6 +37,10 @@ type Call struct {
 	// LegacyV03 says the caller speaks A2A 0.3 and the binding translates
 	// (RPC-2, legacy_v03): push configs it creates get 0.3 payloads.
 	LegacyV03 bool
+	// LastEventID is the Last-Event-ID a reconnecting stream sent (the
+	// HTTP header): a SubscribeToTask resumes after it (RPC-17). Transports
+	// without headers send metadata.lastEventId in the request instead.
+	LastEventID string
 }
 
 // tenant returns the call's tenant, else the request's.

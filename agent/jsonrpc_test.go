@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -458,8 +459,11 @@ func TestSSEFraming(t *testing.T) {
 	if ct := s.resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Errorf("Content-Type %q", ct)
 	}
-	// Read raw lines to check framing precisely.
+	// Read raw lines to check framing precisely: each event is an id line
+	// (RPC-17: its sequence number, strictly increasing after the first
+	// Task's) and one data line.
 	n := 0
+	lastID, sawID := -1, false
 	for {
 		line, err := s.br.ReadString('\n')
 		if err != nil {
@@ -468,7 +472,17 @@ func TestSSEFraming(t *testing.T) {
 		line = strings.TrimRight(line, "\n")
 		switch {
 		case line == "", strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "id: "):
+			id, err := strconv.Atoi(strings.TrimPrefix(line, "id: "))
+			if err != nil || id <= lastID {
+				t.Errorf("SSE id line %q after id %d, want a larger number", line, lastID)
+			}
+			lastID, sawID = id, true
 		case strings.HasPrefix(line, "data: "):
+			if !sawID {
+				t.Errorf("data line without an id line before it: %q", line)
+			}
+			sawID = false
 			n++
 			var rep rpcReply
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &rep); err != nil {

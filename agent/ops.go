@@ -71,10 +71,14 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 	}
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
 	call.markLegacyPush(req)
-	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, immediate)
+	r, first, sub, prior, err := s.start(ctx, owner, call.BaseURL, req, immediate)
 	if err != nil {
 		release()
 		return nil, err
+	}
+	if prior != nil {
+		release() // a resend (RPC-18) starts no turn
+		return s.resendResult(ctx, owner, prior, hl, immediate)
 	}
 	call.Info.setTask(first.ID, first.ContextID)
 	defer r.unsubscribe(sub)
@@ -117,14 +121,18 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 		return nil, err
 	}
 	call.markLegacyPush(req)
-	r, first, sub, err := s.start(ctx, owner, call.BaseURL, req, true)
+	r, first, sub, prior, err := s.start(ctx, owner, call.BaseURL, req, true)
 	if err != nil {
 		release()
 		return nil, err
 	}
+	if prior != nil {
+		release() // a resend (RPC-18) starts no turn
+		return s.resendStream(ctx, owner, prior, hl)
+	}
 	call.Info.setTask(first.ID, first.ContextID)
 	first = s.trimTask(first, hl, true)
-	return &runStream{first: &first, sub: sub, run: r, cancelOnClose: s.cfg.CancelOnDisconnect}, nil
+	return &runStream{first: &first, firstSeq: r.start, sub: sub, run: r, cancelOnClose: s.cfg.CancelOnDisconnect}, nil
 }
 
 // GetTask returns the caller's task with historyLength applied (RPC-8).
@@ -286,7 +294,11 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 	// Hold the task id while canceling so a follow-up cannot start a turn
 	// on it at the same time; if one just did, cancel that turn instead.
 	// Streams waiting on the task join the guard and get its CANCELED event.
-	guard, _ := s.hub.newRun(owner, t)
+	guard, _, err := s.hub.newRun(ctx, owner, t, s.cfg.EventLogSize, false)
+	if err != nil {
+		s.cfg.Logger.Error("reading task event log", errField(err))
+		return nil, a2a.ErrInternal()
+	}
 	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
 		return s.cancelTask(ctx, call, req)
 	}
@@ -329,7 +341,9 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 // interrupted (input-required or auth-required) task's stream stays open
 // until a follow-up turn of the task ends, carrying all of that turn's
 // events; without one within SubscribeIdleTimeout it ends after a final Task
-// snapshot.
+// snapshot. Resumed with Last-Event-ID (RPC-17), the events after it come
+// instead of the first Task (which comes only when the log no longer holds
+// them), and a terminal task's stream replays them and ends.
 func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.SubscribeToTaskRequest) (Stream, error) {
 	if err := s.admit(call, a2a.MethodSubscribeToTask); err != nil {
 		return nil, err
@@ -339,13 +353,17 @@ func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.Subsc
 	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
+	after, err := resumeAfter(call, req.Metadata)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		r, first, sub, w, err := s.hub.subscribeOrWait(req.ID, owner)
+		r, first, seq, sub, w, err := s.hub.subscribeOrWait(req.ID, owner, after)
 		switch {
 		case err != nil:
 			return nil, err
 		case w != nil:
-			return s.subscribeWaiting(ctx, w)
+			return s.subscribeWaiting(ctx, w, after)
 		case r == nil:
 			// Shutting down: no turn can move the task on any more.
 			t, err := s.loadTask(ctx, owner, req.ID)
@@ -356,7 +374,7 @@ func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.Subsc
 				return nil, a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
 			}
 			snap := s.trimTask(*t, nil, true)
-			return &runStream{first: &snap}, nil
+			return &runStream{first: &snap, firstSeq: s.lastSeq(ctx, req.ID)}, nil
 		case sub == nil:
 			// The turn is storing its final state: once it is stored, the
 			// task is subscribed to like any stored task.
@@ -367,8 +385,12 @@ func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.Subsc
 			}
 			continue
 		}
-		first = s.trimTask(first, nil, true)
-		return &runStream{first: &first, sub: sub, run: r}, nil
+		rs := &runStream{sub: sub, run: r, firstSeq: seq}
+		if first != nil {
+			t := s.trimTask(*first, nil, true)
+			rs.first = &t
+		}
+		return rs, nil
 	}
 }
 

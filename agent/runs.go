@@ -15,6 +15,7 @@ import (
 type run struct {
 	owner string
 	log   store.EventLog
+	start uint64        // the task's last event before the turn (RPC-17)
 	done  chan struct{} // closed once the final state is stored and published
 
 	// writeMu orders the lazy write of a running turn before its final
@@ -43,11 +44,20 @@ type run struct {
 	release func()
 }
 
-// newRun opens the event log of a turn of t on the hub's bus and returns
-// the run with the context its turn runs under (canceled by r.cancel).
-func (h *Hub) newRun(owner string, t *a2a.Task) (*run, context.Context) {
-	log, ctx := h.bus.Open(t.ID)
-	return &run{owner: owner, log: log, task: *t, done: make(chan struct{})}, ctx
+// newRun opens the event log of a turn of t on the hub's bus, numbered on
+// from the task's last logged event (none for a fresh task: no lookup), and
+// returns the run with the context its turn runs under (canceled by
+// r.cancel). keep bounds the task's log (RPC-17).
+func (h *Hub) newRun(ctx context.Context, owner string, t *a2a.Task, keep int, fresh bool) (*run, context.Context, error) {
+	var after uint64
+	if h.events != nil && !fresh {
+		var err error
+		if after, err = h.events.LastEventSeq(ctx, t.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	log, runCtx := h.bus.Open(t.ID, store.LogOptions{After: after, Keep: keep})
+	return &run{owner: owner, log: log, start: after, task: *t, done: make(chan struct{})}, runCtx, nil
 }
 
 // cancel asks the run's turn to stop with cause (the cancel signal of the
@@ -99,15 +109,17 @@ func (r *run) deliver(ev a2a.StreamResponse, change func(t *a2a.Task)) {
 	r.log.Publish(ev)
 }
 
-// subscribeLocked subscribes to the events after the snapshot; r.mu is held.
-func (r *run) subscribeLocked() store.Subscription {
+// subscribeLocked subscribes to the events after the snapshot and returns
+// the snapshot's sequence number (its last event); r.mu is held.
+func (r *run) subscribeLocked() (uint64, store.Subscription) {
 	// r.mu orders every Publish: Last is the snapshot's event, so the
-	// in-process log never answers ErrEventsGone here.
-	sub, err := r.log.Subscribe(r.log.Last())
+	// log never answers ErrEventsGone here.
+	last := r.log.Last()
+	sub, err := r.log.Subscribe(last)
 	if err != nil {
-		return endedSubscription{} // against the EventLog contract: the stream ends
+		return last, endedSubscription{} // against the EventLog contract: the stream ends
 	}
-	return sub
+	return last, sub
 }
 
 // endedSubscription is a subscription that has ended.
@@ -116,24 +128,45 @@ type endedSubscription struct{}
 func (endedSubscription) Next(context.Context) (store.Event, bool) { return store.Event{}, false }
 func (endedSubscription) Close()                                   {}
 
-// subscribe returns the current task and a subscription to every later
-// event; the subscription ends once the run finishes.
-func (r *run) subscribe() (a2a.Task, store.Subscription) {
+// subscribe returns the current task, its sequence number and a
+// subscription to every later event; the subscription ends once the run
+// finishes.
+func (r *run) subscribe() (a2a.Task, uint64, store.Subscription) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return cloneTask(&r.task), r.subscribeLocked()
+	seq, sub := r.subscribeLocked()
+	return cloneTask(&r.task), seq, sub
 }
 
 // subscribeLive is subscribe for SubscribeToTask: ok is false (and nothing
 // is registered) once the run's final state is decided, when the caller
 // must wait for done and read the stored task instead.
-func (r *run) subscribeLive() (a2a.Task, store.Subscription, bool) {
+func (r *run) subscribeLive() (a2a.Task, uint64, store.Subscription, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finalized || r.finished {
-		return a2a.Task{}, nil, false
+		return a2a.Task{}, 0, nil, false
 	}
-	return cloneTask(&r.task), r.subscribeLocked(), true
+	seq, sub := r.subscribeLocked()
+	return cloneTask(&r.task), seq, sub, true
+}
+
+// resumeLive is subscribeLive for a stream resumed after event after
+// (RPC-17): the events the log holds after it, then the live ones, and no
+// snapshot (snap nil). When the log no longer holds them, the current
+// snapshot (at seq) comes first instead.
+func (r *run) resumeLive(after uint64) (snap *a2a.Task, seq uint64, sub store.Subscription, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finalized || r.finished {
+		return nil, 0, nil, false
+	}
+	if sub, err := r.log.Subscribe(after); err == nil {
+		return nil, after, sub, true
+	}
+	t := cloneTask(&r.task)
+	seq, sub = r.subscribeLocked()
+	return &t, seq, sub, true
 }
 
 // unsubscribe ends sub, a subscription to the run's events.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -11,25 +12,41 @@ import (
 )
 
 // start validates a message, creates (or continues) its task, stores it
-// SUBMITTED, subscribes the caller and launches the turn.
+// SUBMITTED, subscribes the caller and launches the turn. A message the
+// caller already sent (RPC-18) launches nothing: prior is its first send.
 //
 // durable says whether the SUBMITTED task must be stored before start
 // returns: true when the caller learns the task id before the turn ends
 // (streaming, returnImmediately, an inline push config). Otherwise the task
 // is written lazily: only if the turn is still running after
 // lazyWriteDelay, and in any case durably when it ends.
-func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.SendMessageRequest, durable bool) (*run, a2a.Task, store.Subscription, error) {
+func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.SendMessageRequest, durable bool) (_ *run, _ a2a.Task, _ store.Subscription, prior *store.SentMessage, err error) {
 	var zero a2a.Task
 	msg, pushCfg, err := s.checkSend(ctx, req)
 	if err != nil {
-		return nil, zero, nil, err
+		return nil, zero, nil, nil, err
 	}
+	// A resent messageId starts no second turn (RPC-18); the claim is
+	// forgotten when this send fails before its turn starts.
+	newTaskID := ""
+	if msg.TaskID == "" {
+		newTaskID = newID()
+	}
+	prior, release, err := s.claimSend(ctx, owner, msg, cmp.Or(msg.TaskID, newTaskID))
+	if err != nil || prior != nil {
+		return nil, zero, nil, prior, err
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	var cont *a2a.Task
 	ctxID := msg.ContextID
 	if msg.TaskID != "" {
 		t, err := s.continuable(ctx, owner, msg)
 		if err != nil {
-			return nil, zero, nil, err
+			return nil, zero, nil, nil, err
 		}
 		cont, ctxID = t, t.ContextID
 	}
@@ -38,17 +55,18 @@ func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.Sen
 	bound, isBound := s.boundCwd(ctx, owner, ctxID)
 	in, err := s.prepareInput(ctx, req.Message, bound, isBound)
 	if err != nil {
-		return nil, zero, nil, err
+		return nil, zero, nil, nil, err
 	}
 	in.baseURL = baseURL
 	if cont != nil && (in.badCwd || in.otherCwd) {
 		// Continuing a task in another (or an unacceptable) workspace is
 		// refused before the task is touched: it stays as it was (RPC-6).
-		return nil, zero, nil, workspaceError(s.cfg.Namespace, in.otherCwd)
+		return nil, zero, nil, nil, workspaceError(s.cfg.Namespace, in.otherCwd)
 	}
 	in.newContext = cont == nil && msg.ContextID == ""
-	task := newTurnTask(cont, msg)
-	return s.launch(ctx, owner, task, msg, in, pushCfg, durable)
+	task := newTurnTask(cont, msg, newTaskID)
+	r, first, sub, err := s.launch(ctx, owner, task, msg, in, pushCfg, durable)
+	return r, first, sub, nil, err
 }
 
 // checkSend validates a SendMessage request before anything is touched and
@@ -83,8 +101,8 @@ func (s *Service) checkSend(ctx context.Context, req *a2a.SendMessageRequest) (*
 }
 
 // newTurnTask returns the SUBMITTED task of a turn for msg: cont (the task
-// msg continues) with msg appended, or a new task (and context).
-func newTurnTask(cont *a2a.Task, msg *a2a.Message) a2a.Task {
+// msg continues) with msg appended, or a new task newTaskID (and context).
+func newTurnTask(cont *a2a.Task, msg *a2a.Message, newTaskID string) a2a.Task {
 	now := a2a.Timestamp(time.Now())
 	var task a2a.Task
 	if cont != nil {
@@ -97,7 +115,7 @@ func newTurnTask(cont *a2a.Task, msg *a2a.Message) a2a.Task {
 			ctxID = newID()
 		}
 		msg.ContextID = ctxID
-		msg.TaskID = newID()
+		msg.TaskID = newTaskID
 		task = a2a.Task{ID: msg.TaskID, ContextID: ctxID, History: []a2a.Message{*msg}}
 	}
 	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: now}
@@ -111,7 +129,11 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 	if s.hub.Closing() {
 		return nil, zero, nil, a2a.NewError(a2a.CodeInternalError, "The gateway is shutting down; retry shortly")
 	}
-	r, runCtx := s.hub.newRun(owner, &task)
+	r, runCtx, err := s.hub.newRun(ctx, owner, &task, s.cfg.EventLogSize, len(task.History) <= 1)
+	if err != nil {
+		s.cfg.Logger.Error("reading task event log", errField(err))
+		return nil, zero, nil, a2a.ErrInternal()
+	}
 	r.release = turnRelease(ctx)
 	r.trace = traceOf(ctx)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
@@ -156,7 +178,7 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 		}
 	}
 	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
-	first, sub := r.subscribe()
+	first, _, sub := r.subscribe()
 	// Streams waiting on the task (RPC-11) get every event of this turn.
 	s.hub.adopt(r)
 	r.durable = durable || pushCfg != nil

@@ -99,6 +99,15 @@ type Config struct {
 	// operation with PushNotificationNotSupportedError. The hub's store
 	// must implement store.PushStore.
 	Push Pusher
+	// EventLogSize is how many of a task's latest events its event log
+	// keeps for resumed streams (RPC-17, event_log_size). Default
+	// store.DefaultEventLogSize (1000).
+	EventLogSize int
+	// DedupeWindow is how long a sent messageId is remembered: a resend
+	// by the same principal to the same task or context within it starts
+	// no second turn (RPC-18, dedupe_window). Default 10m; negative turns
+	// deduplication off.
+	DedupeWindow time.Duration
 	// MaxPushConfigsPerTask caps the push configs of one task (PUSH-1):
 	// creating one more (by the config methods or inline on SendMessage) is
 	// InvalidParamsError; replacing an existing id is allowed. Default 10.
@@ -136,6 +145,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxConcurrentTurns <= 0 {
 		c.MaxConcurrentTurns = 64
+	}
+	if c.EventLogSize <= 0 {
+		c.EventLogSize = store.DefaultEventLogSize
+	}
+	if c.DedupeWindow == 0 {
+		c.DedupeWindow = 10 * time.Minute
 	}
 	if c.MaxPushConfigsPerTask <= 0 {
 		c.MaxPushConfigsPerTask = 10
@@ -190,7 +205,11 @@ const InterruptedMessage = "The gateway stopped while this task was running; the
 type Hub struct {
 	store store.Store
 	// bus carries each running turn's events to its streams.
-	bus      store.EventBus
+	bus store.EventBus
+	// events is the store's task event log (RPC-17) and sent its sent
+	// message ids (RPC-18); nil when the store keeps none.
+	events   store.EventStore
+	sent     store.SentMessageStore
 	runs     sync.Map // task id → *run
 	contexts *contextTable
 	// waiting holds the SubscribeToTask streams of interrupted tasks
@@ -209,18 +228,27 @@ type Hub struct {
 	streams atomic.Int64
 }
 
-// NewHub opens the shared runtime over st, with the in-process event bus,
-// and marks tasks left running by a previous process as failed.
+// NewHub opens the shared runtime over st, with the in-process event bus
+// (over the store's event log when it keeps one, RPC-17), and marks tasks left running by a previous process as failed.
 func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
-	return NewHubWithBus(ctx, st, store.NewLocalBus())
+	bus := store.NewLocalBus()
+	if es, ok := st.(store.EventStore); ok {
+		bus = store.NewStoredBus(es)
+	}
+	return NewHubWithBus(ctx, st, bus)
 }
 
-// NewHubWithBus is NewHub with the event bus the turns publish on.
+// NewHubWithBus is NewHub with the event bus the turns publish on. When st
+// is a store.EventStore, bus must log every event into it (as
+// store.NewStoredBus(st) does, or a Redis bus writing the same streams the
+// store reads): turns number their events on from its LastEventSeq.
 func NewHubWithBus(ctx context.Context, st store.Store, bus store.EventBus) (*Hub, error) {
 	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
 		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)
 	}
 	h := &Hub{store: st, bus: bus, contexts: newContextTable(), idleTimeout: time.Hour, drain: 10 * time.Second, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	h.events, _ = st.(store.EventStore)
+	h.sent, _ = st.(store.SentMessageStore)
 	h.stopped.Add(1)
 	go h.janitor()
 	return h, nil

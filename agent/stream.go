@@ -11,6 +11,12 @@ import (
 type Stream interface {
 	// Next returns the next event; false when the stream has ended or ctx is done.
 	Next(ctx context.Context) (a2a.StreamResponse, bool)
+	// Seq returns the sequence number of the event Next returned last
+	// (RPC-17: the SSE id, which a client resumes after with Last-Event-ID):
+	// a status or artifact update's own number in its task's log, or for a
+	// Task snapshot the number of the last event it reflects (0 when the
+	// task has none yet).
+	Seq() uint64
 	// Close releases the stream; the task itself is not affected, except
 	// that with Config.CancelOnDisconnect closing a SendStreamingMessage
 	// stream before its end cancels the turn (the client went away).
@@ -20,20 +26,29 @@ type Stream interface {
 	Detach()
 }
 
-// runStream is a Stream over a run's subscriber, preceded by a first event.
+// runStream is a Stream over a run's subscriber, preceded by a first event
+// (a Task snapshot at firstSeq) and by replayed events, each optional.
 type runStream struct {
 	first         *a2a.Task
+	firstSeq      uint64
+	replay        []store.Event
 	sub           store.Subscription
 	run           *run
 	cancelOnClose bool
 	ended         bool
+	seq           uint64
 }
 
 func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 	if rs.first != nil {
 		t := rs.first
-		rs.first = nil
+		rs.first, rs.seq = nil, rs.firstSeq
 		return a2a.StreamResponse{Task: t}, true
+	}
+	if len(rs.replay) > 0 {
+		ev := rs.replay[0]
+		rs.replay, rs.seq = rs.replay[1:], ev.Seq
+		return ev.Response, true
 	}
 	if rs.sub == nil {
 		return a2a.StreamResponse{}, false
@@ -42,8 +57,14 @@ func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 	if !ok && ctx.Err() == nil {
 		rs.ended = true
 	}
+	if ok {
+		rs.seq = ev.Seq
+	}
 	return ev.Response, ok
 }
+
+// Seq implements Stream.
+func (rs *runStream) Seq() uint64 { return rs.seq }
 
 // Detach implements Stream.
 func (rs *runStream) Detach() {

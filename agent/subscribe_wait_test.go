@@ -36,7 +36,7 @@ func waitWaiters(t *testing.T, h *Hub, n int) {
 func registerWaiter(t *testing.T, h *Hub, id, owner string) *waiter {
 	t.Helper()
 	for {
-		r, _, sub, w, err := h.subscribeOrWait(id, owner)
+		r, _, _, sub, w, err := h.subscribeOrWait(id, owner, nil)
 		switch {
 		case err != nil:
 			t.Fatalf("subscribeOrWait: %v", err)
@@ -196,7 +196,7 @@ func TestSubscribeWaiterAdoptedBeforeItReadsTheTask(t *testing.T) {
 	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 	e.send("", req)
 	g.waitStarted(t)
-	st, err := e.svc.subscribeWaiting(t.Context(), w)
+	st, err := e.svc.subscribeWaiting(t.Context(), w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +229,10 @@ func TestSubscribeWaiterOfAnotherOwnerIsNotAdopted(t *testing.T) {
 	task := e.send("alice", sendReq(msg("mine")))
 	w := registerWaiter(t, e.hub, task.ID, "mallory")
 	e.send("alice", sendReq(followUp("again", task)))
-	if r, _ := e.hub.adoption(w); r != nil {
+	if r, _, _ := e.hub.adoption(w); r != nil {
 		t.Fatal("mallory's waiter was adopted by alice's turn")
 	}
-	if _, err := e.svc.subscribeWaiting(t.Context(), w); err == nil {
+	if _, err := e.svc.subscribeWaiting(t.Context(), w, nil); err == nil {
 		t.Fatal("mallory subscribed to alice's task")
 	}
 	waitWaiters(t, e.hub, 0)

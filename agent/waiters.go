@@ -21,9 +21,10 @@ type waiter struct {
 	wake chan struct{}
 
 	// Guarded by waitList.mu.
-	run  *run               // the run that adopted the waiter; nil while it waits
-	base a2a.Task           // that run's task when it adopted the waiter
-	sub  store.Subscription // the waiter's subscription to that run's events
+	run     *run               // the run that adopted the waiter; nil while it waits
+	base    a2a.Task           // that run's task when it adopted the waiter
+	baseSeq uint64             // base's sequence number (RPC-17)
+	sub     store.Subscription // the waiter's subscription to that run's events
 }
 
 // waitList holds the waiters of every task, keyed by task id. Its lock also
@@ -40,21 +41,30 @@ type waitList struct {
 // live, registers a waiter for it. With a live run whose final state is
 // already decided it returns that run and no subscriber: the caller waits
 // for its done and tries again. w is nil (and so is sub) when the hub is
-// shutting down. A live run of another owner is TaskNotFound.
-func (h *Hub) subscribeOrWait(id, owner string) (r *run, first a2a.Task, sub store.Subscription, w *waiter, err error) {
+// shutting down. A live run of another owner is TaskNotFound. With after
+// (a resumed stream, RPC-17) the subscription replays the events after it
+// and first is nil, unless the log no longer holds them.
+func (h *Hub) subscribeOrWait(id, owner string, after *uint64) (r *run, first *a2a.Task, seq uint64, sub store.Subscription, w *waiter, err error) {
 	l := &h.waiting
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if v, ok := h.runs.Load(id); ok {
 		r = v.(*run)
 		if r.owner != owner {
-			return nil, first, nil, nil, a2a.ErrTaskNotFound(id)
+			return nil, nil, 0, nil, nil, a2a.ErrTaskNotFound(id)
 		}
-		first, sub, _ = r.subscribeLive()
-		return r, first, sub, nil, nil
+		if after != nil {
+			first, seq, sub, _ = r.resumeLive(*after)
+			return r, first, seq, sub, nil, nil
+		}
+		t, seq, sub, ok := r.subscribeLive()
+		if ok {
+			first = &t
+		}
+		return r, first, seq, sub, nil, nil
 	}
 	if l.closed {
-		return nil, first, nil, nil, nil
+		return nil, nil, 0, nil, nil, nil
 	}
 	w = &waiter{id: id, owner: owner, wake: make(chan struct{})}
 	if l.byTask == nil {
@@ -66,7 +76,7 @@ func (h *Hub) subscribeOrWait(id, owner string) (r *run, first a2a.Task, sub sto
 		l.byTask[id] = set
 	}
 	set[w] = struct{}{}
-	return nil, first, nil, w, nil
+	return nil, nil, 0, nil, w, nil
 }
 
 // adopt hands every waiter of r's task (of r's owner) to r: from now on they
@@ -90,7 +100,8 @@ func (h *Hub) adopt(r *run) {
 		if w.owner != r.owner {
 			continue // another principal's subscription to the same id never sees this task
 		}
-		w.run, w.base, w.sub = r, cloneTask(&r.task), r.subscribeLocked()
+		w.run, w.base = r, cloneTask(&r.task)
+		w.baseSeq, w.sub = r.subscribeLocked()
 		close(w.wake)
 		delete(set, w)
 	}
@@ -118,12 +129,12 @@ func (h *Hub) unwait(w *waiter) *run {
 }
 
 // adoption returns the run that adopted w (nil while it waits) and the
-// task that run had then.
-func (h *Hub) adoption(w *waiter) (*run, a2a.Task) {
+// task that run had then, with its sequence number.
+func (h *Hub) adoption(w *waiter) (*run, a2a.Task, uint64) {
 	l := &h.waiting
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return w.run, w.base
+	return w.run, w.base, w.baseSeq
 }
 
 // adoptedSub returns w's subscription to the run that adopted it (nil while
@@ -166,11 +177,21 @@ func (h *Hub) waiters() int {
 // reads the stored task only now, after registering: a run that adopted the
 // waiter meanwhile is the stream's start instead (its task as adopted, then
 // all its events), so the first event and the later ones always agree.
-func (s *Service) subscribeWaiting(ctx context.Context, w *waiter) (Stream, error) {
+// With after (RPC-17) the stored events after it replace the first Task
+// (while the log holds them), and a terminal task's stream replays them and
+// ends instead of being refused.
+func (s *Service) subscribeWaiting(ctx context.Context, w *waiter, after *uint64) (Stream, error) {
 	t, err := s.st.GetTask(ctx, w.owner, w.id)
-	if r, base := s.hub.adoption(w); r != nil {
-		first := s.trimTask(base, nil, true)
-		return &waitStream{svc: s, w: w, first: &first, sub: s.hub.adoptedSub(w)}, nil
+	// Read before looking for an adoption: a run that had not adopted the
+	// waiter then had published nothing yet.
+	last := s.lastSeq(ctx, w.id)
+	var replay []store.Event
+	replayed := false
+	if after != nil && err == nil {
+		replay, replayed = s.storedReplay(ctx, w.id, *after, last)
+	}
+	if r, _, _ := s.hub.adoption(w); r != nil {
+		return s.adoptedStream(ctx, w, after), nil
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -178,20 +199,49 @@ func (s *Service) subscribeWaiting(ctx context.Context, w *waiter) (Stream, erro
 	case err != nil:
 		s.cfg.Logger.Error("reading task", errField(err))
 		err = a2a.ErrInternal()
+	case t.Status.State.Terminal() && after != nil:
+		// A terminal task's log: what the client missed, then the end.
+		s.hub.unwait(w)
+		if replayed {
+			return &runStream{replay: replay}, nil
+		}
+		snap := s.trimTask(*t, nil, true)
+		return &runStream{first: &snap, firstSeq: last}, nil
 	case t.Status.State.Terminal():
 		err = a2a.ErrUnsupportedOperation("Task is in a terminal state and cannot be subscribed to")
 	}
 	if err != nil {
 		if r := s.hub.unwait(w); r != nil {
 			// Adopted between the two looks: that run's stream it is.
-			_, base := s.hub.adoption(w)
-			first := s.trimTask(base, nil, true)
-			return &waitStream{svc: s, w: w, first: &first, sub: s.hub.adoptedSub(w)}, nil
+			return s.adoptedStream(ctx, w, after), nil
 		}
 		return nil, err
 	}
-	first := s.trimTask(*t, nil, true)
-	return &waitStream{svc: s, w: w, first: &first, idleAt: time.Now().Add(s.cfg.SubscribeIdleTimeout)}, nil
+	ws := &waitStream{svc: s, w: w, idleAt: time.Now().Add(s.cfg.SubscribeIdleTimeout)}
+	if replayed {
+		ws.replay = replay
+	} else {
+		first := s.trimTask(*t, nil, true)
+		ws.first, ws.seq = &first, last
+	}
+	return ws, nil
+}
+
+// adoptedStream is the stream of a waiter a run adopted before its stream
+// started: the run's task as adopted (or, resumed, the stored events after
+// after up to it), then all its events.
+func (s *Service) adoptedStream(ctx context.Context, w *waiter, after *uint64) Stream {
+	_, base, baseSeq := s.hub.adoption(w)
+	ws := &waitStream{svc: s, w: w, sub: s.hub.adoptedSub(w)}
+	if after != nil {
+		if replay, ok := s.storedReplay(ctx, w.id, *after, baseSeq); ok {
+			ws.replay = replay
+			return ws
+		}
+	}
+	first := s.trimTask(base, nil, true)
+	ws.first, ws.seq = &first, baseSeq
+	return ws
 }
 
 // waitStream is a SubscribeToTask stream on an interrupted task (RPC-11):
@@ -202,11 +252,16 @@ type waitStream struct {
 	svc    *Service
 	w      *waiter
 	first  *a2a.Task
+	replay []store.Event // stored events to send first (a resumed stream)
 	idleAt time.Time
 	// sub is set once a run took the waiter: no idle deadline any more.
 	sub   store.Subscription
 	ended bool
+	seq   uint64 // of the event Next returned last (first's until then)
 }
+
+// Seq implements Stream.
+func (ws *waitStream) Seq() uint64 { return ws.seq }
 
 // Next implements Stream.
 func (ws *waitStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
@@ -214,6 +269,11 @@ func (ws *waitStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		t := ws.first
 		ws.first = nil
 		return a2a.StreamResponse{Task: t}, true
+	}
+	if len(ws.replay) > 0 {
+		ev := ws.replay[0]
+		ws.replay, ws.seq = ws.replay[1:], ev.Seq
+		return ev.Response, true
 	}
 	for !ws.ended {
 		if ws.sub == nil && !ws.await(ctx) {
@@ -225,6 +285,7 @@ func (ws *waitStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		ev, ok := ws.sub.Next(ctx)
 		switch {
 		case ok:
+			ws.seq = ev.Seq
 			return ev.Response, true
 		case ctx.Err() != nil:
 			return a2a.StreamResponse{}, false // the caller's wait is over
@@ -245,7 +306,7 @@ func (ws *waitStream) await(ctx context.Context) bool {
 	select {
 	case <-ws.w.wake:
 		// Adopted, or released by the hub's shutdown.
-		if r, _ := hub.adoption(ws.w); r != nil && ctx.Err() == nil {
+		if r, _, _ := hub.adoption(ws.w); r != nil && ctx.Err() == nil {
 			ws.sub = hub.adoptedSub(ws.w)
 			return true
 		}
@@ -268,13 +329,16 @@ func (ws *waitStream) final(ctx context.Context) (a2a.StreamResponse, bool) {
 	ws.ended = true
 	var t a2a.Task
 	if v, ok := ws.svc.hub.runs.Load(ws.w.id); ok && v.(*run).owner == ws.w.owner {
-		t = v.(*run).snapshot()
+		r := v.(*run)
+		r.mu.Lock()
+		t, ws.seq = cloneTask(&r.task), r.log.Last()
+		r.mu.Unlock()
 	} else {
 		st, err := ws.svc.st.GetTask(context.WithoutCancel(ctx), ws.w.owner, ws.w.id)
 		if err != nil {
 			return a2a.StreamResponse{}, false
 		}
-		t = *st
+		t, ws.seq = *st, ws.svc.lastSeq(context.WithoutCancel(ctx), ws.w.id)
 	}
 	t = ws.svc.trimTask(t, nil, true)
 	return a2a.StreamResponse{Task: &t}, true

@@ -75,6 +75,17 @@ type AgentHandler struct {
 	// of every binding. Default: none (every method, no rate limit).
 	Limits map[string]*LimitsConfig `json:"limits,omitempty"`
 
+	// EventLogSize is how many of a task's latest events its event log
+	// keeps for resumed streams (RPC-17: SubscribeToTask with
+	// Last-Event-ID). 1..4096. Default: 1000.
+	EventLogSize int `json:"event_log_size,omitempty"`
+
+	// DedupeWindow is how long a sent messageId is remembered: a resend by
+	// the same principal to the same task or context within it starts no
+	// second turn (RPC-18). Negative (off in the Caddyfile) disables it.
+	// Default: 10m.
+	DedupeWindow caddy.Duration `json:"dedupe_window,omitempty"`
+
 	// MaxBodySize bounds request bodies, in bytes. Default: 33554432 (32 MiB).
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 

@@ -73,8 +73,12 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
+// maxEventLogSize bounds event_log_size: a resumed stream's replay is
+// queued at once and must stay below store.MaxQueuedEvents.
+const maxEventLogSize = 4096
+
 // Validate checks the option values that need no provisioning:
-// subscribe_idle_timeout (RPC-11), artifact_urls, thinking_exposure and
+// subscribe_idle_timeout (RPC-11), event_log_size (RPC-17), artifact_urls, thinking_exposure and
 // owner_scope (AUTH-4).
 func (h *AgentHandler) Validate() error {
 	if h.SubscribeIdleTimeout < 0 {
@@ -82,6 +86,9 @@ func (h *AgentHandler) Validate() error {
 	}
 	if err := h.validateLimits(); err != nil {
 		return err
+	}
+	if h.EventLogSize < 0 || h.EventLogSize > maxEventLogSize {
+		return fmt.Errorf("event_log_size: must be between 1 and %d", maxEventLogSize)
 	}
 	switch h.ArtifactURLs {
 	case "", "http", "file":
@@ -166,6 +173,8 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		HistoryLimit:          h.HistoryLimit,
 		CancelDrain:           time.Duration(h.CancelDrain),
 		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
+		EventLogSize:          h.EventLogSize,
+		DedupeWindow:          time.Duration(h.DedupeWindow),
 		CancelOnDisconnect:    h.CancelOnDisconnect,
 		LegacyV03:             h.LegacyV03,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,

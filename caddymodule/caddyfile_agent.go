@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 func init() {
@@ -203,6 +205,8 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 //	cancel_drain <duration>
 //	keep_alive <duration>
 //	subscribe_idle_timeout <duration>
+//	event_log_size <n>
+//	dedupe_window <duration>|off
 //	max_body_size <size>
 //	thinking_exposure none|tool_trace|raw_thinking…
 //	cancel_on_disconnect
@@ -251,6 +255,27 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		return true, durationArg(d, &h.SubscribeIdleTimeout)
 	case "limits":
 		return true, h.unmarshalLimits(d)
+	case "event_log_size": // RPC-17
+		n, err := intArg(d)
+		if err == nil && (n < 1 || n > maxEventLogSize) {
+			err = d.Errf("event_log_size must be between 1 and %d", maxEventLogSize)
+		}
+		h.EventLogSize = n
+		return true, err
+	case "dedupe_window": // RPC-18
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return true, d.ArgErr()
+		}
+		if v == "off" {
+			h.DedupeWindow = -1
+			return true, nil
+		}
+		dur, err := caddy.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return true, d.Errf("dedupe_window: invalid duration %q (or off)", v)
+		}
+		h.DedupeWindow = caddy.Duration(dur)
 	case "max_concurrent_turns":
 		n, err := intArg(d)
 		if err == nil && n < 1 {
@@ -398,6 +423,7 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 	if h.GRPC {
 		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
 	}
+	card.EventLogSize = cmp.Or(h.EventLogSize, store.DefaultEventLogSize) // RPC-17
 	c := *card
 	h.Card = &c
 }

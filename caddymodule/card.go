@@ -53,6 +53,10 @@ type CardHandler struct {
 	// LegacyV03 serves the dual card A2A 0.3 clients read too (RPC-2).
 	// The a2a directive sets it with the agent's legacy_v03.
 	LegacyV03 bool `json:"legacy_v03,omitempty"`
+	// EventLogSize, when positive, advertises resumable streams
+	// (urn:caddy-a2a:stream-resume:v1, RPC-17) with params.eventLogSize.
+	// The a2a directive sets it from its event_log_size.
+	EventLogSize int `json:"event_log_size,omitempty"`
 
 	// Sign lists the keys the served card is signed with (CARD-6), one
 	// JWS signature per key, so keys can be rotated. The card is signed
@@ -141,6 +145,7 @@ func (h *CardHandler) options() card.Options {
 		ThinkingTypes:     h.ThinkingTypes,
 		LegacyV03:         h.LegacyV03,
 		UpstreamSkills:    skillsOf(h.Name), // TURN-9
+		EventLogSize:      h.EventLogSize,
 		JWKSPath:          h.JWKSPath,
 		Bindings:          h.Bindings,
 		ModTimes:          cardModTimes(),

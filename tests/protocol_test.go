@@ -460,6 +460,8 @@ func TestProtocolEndToEnd(t *testing.T) {
 			len(re.Error.Details) == 0 || re.Error.Details[0]["reason"] != "TASK_NOT_FOUND" {
 			t.Errorf("GET unknown task: %d %s", resp.StatusCode, b)
 		}
+		// A new message (a resent messageId would replay the first task, RPC-18).
+		body, _ = json.Marshal(map[string]any{"message": protoMsg("rest e2e", "", "")})
 		s := g.stream("POST", "/message:stream", body)
 		evs := s.all()
 		if len(evs) < 3 || evs[0].Task == nil || evs[len(evs)-1].state() != "TASK_STATE_INPUT_REQUIRED" {

@@ -58,6 +58,9 @@ type CancelTaskRequest struct {
 type SubscribeToTaskRequest struct {
 	Tenant string `json:"tenant,omitempty"`
 	ID     string `json:"id"`
+	// Metadata is a gateway extension (urn:caddy-a2a:stream-resume:v1):
+	// metadata.lastEventId resumes the stream after that event (RPC-17).
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // AuthenticationInfo is the credential a push receiver expects.

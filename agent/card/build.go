@@ -96,8 +96,13 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	return c
 }
 
-// addExtensions declares the built-in extensions (artifact metadata, and
-// thinking exposure when on) and the configured ones on c.
+// StreamResumeExtension is the URI of resumable streams (RPC-17), the same
+// as agent.StreamResumeExtension.
+const StreamResumeExtension = "urn:caddy-a2a:stream-resume:v1"
+
+// addExtensions declares the built-in extensions (artifact metadata,
+// thinking exposure when on, resumable streams when an event log size is
+// set) and the configured ones on c.
 func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
 	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
 	art := cfg.artifactURI()
@@ -114,6 +119,14 @@ func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
 			Description: "Exposes agent thinking signals under the metadata namespace.",
 			Required:    required(th),
 			Params:      map[string]any{"enabledTypes": slices.Clone(rt.ThinkingTypes)},
+		})
+	}
+	if rt.EventLogSize > 0 {
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+			URI:         StreamResumeExtension,
+			Description: "Resumable streams: every task event carries a per-task sequence number as its SSE id; SubscribeToTask with Last-Event-ID (or metadata.lastEventId) replays the events after it, then continues live.",
+			Required:    required(StreamResumeExtension),
+			Params:      map[string]any{"eventLogSize": rt.EventLogSize, "lastEventIdMetadataKey": "lastEventId"},
 		})
 	}
 	for _, e := range cfg.Extensions {

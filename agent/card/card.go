@@ -169,6 +169,9 @@ type Runtime struct {
 	// skills of the agent behind `backend a2a`); a configured skill's id
 	// wins.
 	UpstreamSkills []a2a.AgentSkill
+	// EventLogSize is the per-task event log size of resumable streams
+	// (RPC-17); positive advertises StreamResumeExtension with it.
+	EventLogSize int
 }
 
 // AuthEnabled reports whether any auth scheme is on.

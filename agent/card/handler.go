@@ -54,6 +54,9 @@ type Options struct {
 	// UpstreamSkills, when set, returns skills to merge into the card
 	// (TURN-9) and a version that changes whenever they do.
 	UpstreamSkills func() ([]a2a.AgentSkill, uint64)
+	// EventLogSize, when positive, advertises resumable streams
+	// (StreamResumeExtension, RPC-17) with this per-task log size.
+	EventLogSize int
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -173,6 +176,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		Bindings:          h.opts.Bindings,
 		LegacyV03:         h.opts.LegacyV03,
 		UpstreamSkills:    h.upstreamSkills(),
+		EventLogSize:      h.opts.EventLogSize,
 	}
 }
 

@@ -32,7 +32,8 @@ func (h *Handler) warnUnbumpedVersion() {
 		S *Security
 		P bool
 		T []string
-	}{cfg, h.opts.Security, h.opts.PushNotifications, h.opts.ThinkingTypes})
+		E int
+	}{cfg, h.opts.Security, h.opts.PushNotifications, h.opts.ThinkingTypes, h.opts.EventLogSize})
 	if err != nil {
 		return
 	}

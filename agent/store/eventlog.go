@@ -10,11 +10,21 @@ import (
 // Event is one event of a task as its event log carries it.
 type Event struct {
 	// Seq is the event's position in its task's log: strictly increasing,
-	// by one, over the events of one log (RPC-17 will send it as the SSE
-	// id; nothing sends it yet).
+	// by one, over every event of the task, across its turns (RPC-17: the
+	// SSE id of the event).
 	Seq uint64
 	// Response is the event as the streams send it.
 	Response a2a.StreamResponse
+}
+
+// LogOptions is how EventBus.Open opens the log of one turn.
+type LogOptions struct {
+	// After is the sequence number of the task's last event before the
+	// turn (EventStore.LastEventSeq): the turn's first event gets After+1.
+	After uint64
+	// Keep is how many of the task's latest events the log holds for
+	// Subscribe to replay (event_log_size); <= 0 is DefaultEventLogSize.
+	Keep int
 }
 
 // ErrEventsGone is returned by EventLog.Subscribe when the events after the
@@ -37,17 +47,19 @@ const MaxQueuedEvents = 8192
 // reaching the log of a turn running on another instance (SCALE-1) adds a
 // lookup by task id with the Redis bus.
 type EventBus interface {
-	// Open opens the log of a new turn of task taskID and returns it with
-	// the context the turn runs under. That context is never canceled but
+	// Open opens the log of a new turn of task taskID, numbering its
+	// events from o.After+1, and returns it with the context the turn runs
+	// under. That context is never canceled but
 	// by EventLog.Cancel (from any holder of the log; with a Redis bus,
 	// from any instance), whose cause it then carries.
-	Open(taskID string) (EventLog, context.Context)
+	Open(taskID string, o LogOptions) (EventLog, context.Context)
 }
 
-// EventLog is the ordered log of one turn's events of one task. The turn
-// engine is its only writer and serialises its calls to Publish and
-// Subscribe with its own lock (the lock that guards its Task snapshot), so
-// a subscriber's starting snapshot and its first event always agree.
+// EventLog is the ordered log of one turn's events of one task, in the
+// task's numbering (RPC-17). The turn engine is its only writer and
+// serialises its calls to Publish and Subscribe with its own lock (the lock
+// that guards its Task snapshot), so a subscriber's starting snapshot and
+// its first event always agree.
 type EventLog interface {
 	// Publish appends ev and delivers it to every subscription, and
 	// returns its sequence number. Every subscription gets the events in
@@ -55,14 +67,15 @@ type EventLog interface {
 	// implementation must deduplicate redelivered entries by Seq).
 	// After Close, Publish drops ev and returns the last sequence number.
 	Publish(ev a2a.StreamResponse) uint64
-	// Last returns the sequence number of the last event published (0 when
-	// none was).
+	// Last returns the sequence number of the last event published, or
+	// LogOptions.After when none was.
 	Last() uint64
 	// Subscribe returns a subscription to every event with a sequence
-	// number above after. after == Last() is "from now" and always
-	// succeeds; an after the log no longer holds events for is
-	// ErrEventsGone (the in-process log holds none: it only delivers
-	// events published after Subscribe returns). After Close the
+	// number above after: first the held events after after (of this turn
+	// and, from the task's stored log, of earlier turns of the task), then
+	// the live ones, without gap or duplicate. after == Last() is "from
+	// now" and always succeeds; an after whose next event the log no
+	// longer holds (or a future one) is ErrEventsGone. After Close the
 	// subscription gets the events that were still held, then ends.
 	Subscribe(after uint64) (Subscription, error)
 	// Cancel asks the turn writing the log to stop: the context Open

@@ -8,27 +8,46 @@ import (
 )
 
 // LocalBus is the in-process EventBus: each log fans its events out to the
-// subscriptions of this process, keeps no history and forgets everything
-// when it closes (its sequence numbers start at 1 for every log).
-type LocalBus struct{}
+// subscriptions of this process and holds the turn's last events in memory
+// for replay (RPC-17). Over an EventStore (NewStoredBus) every event is
+// also appended to the task's stored log, and a subscription from before
+// the turn replays the stored events of earlier turns first.
+type LocalBus struct {
+	es EventStore
+}
 
-// NewLocalBus returns the in-process event bus.
+// NewLocalBus returns the in-process event bus without a stored log: only
+// the events of the running turn can be replayed.
 func NewLocalBus() LocalBus { return LocalBus{} }
+
+// NewStoredBus returns the in-process event bus over the task event log of
+// es.
+func NewStoredBus(es EventStore) LocalBus { return LocalBus{es: es} }
 
 var _ EventBus = LocalBus{}
 
 // Open implements EventBus.
-func (LocalBus) Open(string) (EventLog, context.Context) {
+func (b LocalBus) Open(taskID string, o LogOptions) (EventLog, context.Context) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &localLog{cancel: cancel, subs: map[*localSub]struct{}{}}, ctx
+	keep := o.Keep
+	if keep <= 0 {
+		keep = DefaultEventLogSize
+	}
+	return &localLog{cancel: cancel, es: b.es, taskID: taskID, start: o.After, keep: keep, seq: o.After,
+		subs: map[*localSub]struct{}{}}, ctx
 }
 
 // localLog is one turn's in-process log.
 type localLog struct {
 	cancel context.CancelCauseFunc
+	es     EventStore
+	taskID string
+	start  uint64 // the task's last event before the turn
+	keep   int
 
 	mu     sync.Mutex
 	seq    uint64
+	hist   []Event // the turn's last events, at most keep
 	subs   map[*localSub]struct{}
 	closed bool
 }
@@ -40,8 +59,19 @@ func (l *localLog) Publish(ev a2a.StreamResponse) uint64 {
 		return l.seq
 	}
 	l.seq++
+	e := Event{Seq: l.seq, Response: ev}
+	if len(l.hist) >= l.keep {
+		n := copy(l.hist, l.hist[1:])
+		l.hist = l.hist[:n]
+	}
+	l.hist = append(l.hist, e)
+	if l.es != nil {
+		// Stored with the task's next write (SQLite); a failure leaves a
+		// gap a resuming stream sees as ErrEventsGone (a snapshot).
+		_ = l.es.AppendEvents(l.taskID, []Event{e}, l.keep)
+	}
 	for s := range l.subs {
-		s.push(Event{Seq: l.seq, Response: ev})
+		s.push(e)
 	}
 	return l.seq
 }
@@ -55,16 +85,48 @@ func (l *localLog) Last() uint64 {
 func (l *localLog) Subscribe(after uint64) (Subscription, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if after != l.seq {
-		return nil, ErrEventsGone
+	replay, err := l.replay(after)
+	if err != nil {
+		return nil, err
 	}
-	s := &localSub{notify: make(chan struct{}, 1), log: l}
+	s := &localSub{notify: make(chan struct{}, 1), log: l, queue: replay}
 	if l.closed {
 		s.closed = true
 	} else {
 		l.subs[s] = struct{}{}
 	}
 	return s, nil
+}
+
+// replay returns the held events after after; l.mu is held.
+func (l *localLog) replay(after uint64) ([]Event, error) {
+	switch {
+	case after == l.seq:
+		return nil, nil
+	case after > l.seq:
+		return nil, ErrEventsGone
+	case len(l.hist) > 0 && l.hist[0].Seq <= after+1:
+		return append([]Event(nil), l.hist[after+1-l.hist[0].Seq:]...), nil
+	case after >= l.start || l.es == nil || (len(l.hist) > 0 && l.hist[0].Seq != l.start+1):
+		// Older than the turn's held events, or than the turn itself
+		// without a stored log.
+		return nil, ErrEventsGone
+	}
+	stored, err := l.es.Events(context.Background(), l.taskID, after)
+	if err != nil {
+		return nil, ErrEventsGone
+	}
+	out := make([]Event, 0, len(stored)+len(l.hist))
+	for _, ev := range stored {
+		if ev.Seq > l.start {
+			break // this turn's events come from hist
+		}
+		out = append(out, ev)
+	}
+	if len(out) == 0 || out[len(out)-1].Seq != l.start {
+		return nil, ErrEventsGone
+	}
+	return append(out, l.hist...), nil
 }
 
 func (l *localLog) Cancel(cause error) { l.cancel(cause) }
@@ -85,7 +147,8 @@ func (l *localLog) unsubscribe(s *localSub) {
 	l.mu.Unlock()
 }
 
-// localSub is one subscription's ordered queue, bounded at MaxQueuedEvents.
+// localSub is one subscription's ordered queue, bounded at MaxQueuedEvents
+// (the events replayed when it starts count too).
 type localSub struct {
 	log    *localLog
 	notify chan struct{}

@@ -19,7 +19,7 @@ func eventText(ev Event) string { return ev.Response.StatusUpdate.Status.Message
 // subscribed, in order, numbered 1, 2, 3… per log; once the log closes each
 // ends after its queue drains.
 func TestLocalBusOrderSeqAndClose(t *testing.T) {
-	log, _ := NewLocalBus().Open("t")
+	log, _ := NewLocalBus().Open("t", LogOptions{})
 	log.Publish(statusEvent("before"))
 	a, err := log.Subscribe(log.Last())
 	if err != nil {
@@ -61,20 +61,40 @@ func TestLocalBusOrderSeqAndClose(t *testing.T) {
 	}
 }
 
-// The in-process log holds no history: asking for events before "now" is
+// RPC-17: without a stored log the in-process log replays the turn's held
+// events (at most Keep); older ones, earlier turns and future ids are
 // ErrEventsGone.
 func TestLocalBusSubscribeFromThePast(t *testing.T) {
-	log, _ := NewLocalBus().Open("t")
-	log.Publish(statusEvent("one"))
-	if _, err := log.Subscribe(0); !errors.Is(err, ErrEventsGone) {
-		t.Errorf("Subscribe(0) after one event: %v, want ErrEventsGone", err)
+	log, _ := NewLocalBus().Open("t", LogOptions{After: 10, Keep: 3})
+	for _, s := range []string{"one", "two", "three", "four"} {
+		log.Publish(statusEvent(s))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	sub, err := log.Subscribe(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []uint64{13, 14} {
+		if ev, ok := sub.Next(ctx); !ok || ev.Seq != want {
+			t.Fatalf("replay: ok=%v seq %d, want %d", ok, ev.Seq, want)
+		}
+	}
+	log.Publish(statusEvent("five"))
+	if ev, ok := sub.Next(ctx); !ok || ev.Seq != 15 || eventText(ev) != "five" {
+		t.Fatalf("live after replay: ok=%v seq %d", ok, ev.Seq)
+	}
+	for _, after := range []uint64{0, 10, 11, 16} {
+		if _, err := log.Subscribe(after); !errors.Is(err, ErrEventsGone) {
+			t.Errorf("Subscribe(%d) with events 13..15 held: %v, want ErrEventsGone", after, err)
+		}
 	}
 }
 
 // A reader that falls MaxQueuedEvents behind is disconnected: its queue is
 // dropped and Next reports the end, while other subscriptions go on.
 func TestLocalBusBoundedQueue(t *testing.T) {
-	log, _ := NewLocalBus().Open("t")
+	log, _ := NewLocalBus().Open("t", LogOptions{})
 	slow, _ := log.Subscribe(0)
 	fast, _ := log.Subscribe(0)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -96,7 +116,7 @@ func TestLocalBusBoundedQueue(t *testing.T) {
 
 // A full queue keeps every event: MaxQueuedEvents behind is still connected.
 func TestLocalBusQueueHoldsMaxQueuedEvents(t *testing.T) {
-	log, _ := NewLocalBus().Open("t")
+	log, _ := NewLocalBus().Open("t", LogOptions{})
 	sub, _ := log.Subscribe(0)
 	for range MaxQueuedEvents {
 		log.Publish(statusEvent("e"))
@@ -117,7 +137,7 @@ func TestLocalBusQueueHoldsMaxQueuedEvents(t *testing.T) {
 // Close unsubscribes: later events are not delivered and Next ends; Cancel
 // ends the turn's context with its cause without closing the log.
 func TestLocalBusUnsubscribeAndCancel(t *testing.T) {
-	log, ctx := NewLocalBus().Open("t")
+	log, ctx := NewLocalBus().Open("t", LogOptions{})
 	sub, _ := log.Subscribe(0)
 	sub.Close()
 	log.Publish(statusEvent("one"))
@@ -145,7 +165,7 @@ func TestLocalBusUnsubscribeAndCancel(t *testing.T) {
 
 // Next returns when its context ends and the subscription stays usable.
 func TestLocalBusNextContext(t *testing.T) {
-	log, _ := NewLocalBus().Open("t")
+	log, _ := NewLocalBus().Open("t", LogOptions{})
 	sub, _ := log.Subscribe(0)
 	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()

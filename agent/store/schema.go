@@ -129,6 +129,34 @@ CREATE TABLE push_dead (
 );
 CREATE INDEX push_dead_ts ON push_dead (dead_ms, id);
 `,
+	// 3: the per-task event log of resumable streams (RPC-17), written in
+	// the transaction of the task state the events led to, and the sent
+	// message ids of idempotent sends (RPC-18).
+	`
+CREATE TABLE task_events (
+	task_id TEXT    NOT NULL,
+	seq     INTEGER NOT NULL,
+	body    TEXT    NOT NULL,
+	PRIMARY KEY (task_id, seq)
+) WITHOUT ROWID;
+
+CREATE TRIGGER tasks_events_delete AFTER DELETE ON tasks
+BEGIN
+	DELETE FROM task_events WHERE task_id = OLD.id;
+END;
+
+CREATE TABLE sent_messages (
+	owner      TEXT    NOT NULL,
+	message_id TEXT    NOT NULL,
+	target     TEXT    NOT NULL,
+	task_id    TEXT    NOT NULL,
+	start_seq  INTEGER NOT NULL,
+	body_hash  TEXT    NOT NULL,
+	created_ms INTEGER NOT NULL,
+	PRIMARY KEY (owner, message_id, target)
+) WITHOUT ROWID;
+CREATE INDEX sent_messages_ts ON sent_messages (created_ms);
+`,
 }
 
 // schemaVersion is the version a fully migrated database has.

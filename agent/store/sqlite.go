@@ -77,6 +77,12 @@ type SQLite struct {
 	getTask    *sql.Stmt
 	getContext *sql.Stmt
 	countTasks *sql.Stmt
+	lastEvent  *sql.Stmt // RPC-17 (sqlite_events.go)
+	readEvents *sql.Stmt
+	getSent    *sql.Stmt // RPC-18 (sqlite_sent.go)
+
+	events pendingEvents // appended events waiting for their task's write
+	sent   sentClaims    // claimed message ids not committed yet
 
 	listMu    sync.Mutex
 	listStmts [listVariants]*sql.Stmt
@@ -119,7 +125,7 @@ func (s *SQLite) Close() error {
 func (s *SQLite) closeHandles() error {
 	var errs []error
 	s.listMu.Lock()
-	stmts := []*sql.Stmt{s.getTask, s.getContext, s.countTasks}
+	stmts := []*sql.Stmt{s.getTask, s.getContext, s.countTasks, s.lastEvent, s.readEvents, s.getSent}
 	stmts = append(stmts, s.listStmts[:]...)
 	stmts = append(stmts, s.cntStmts[:]...)
 	s.listMu.Unlock()

@@ -191,6 +191,9 @@ func (s *SQLite) openReaders(ctx context.Context, base string, cfg sqliteConfig)
 		{&s.getTask, `SELECT body, artifacts FROM tasks WHERE id = ? AND owner = ?`},
 		{&s.getContext, `SELECT cwd, state, created_at, updated_at FROM contexts WHERE owner = ? AND id = ?`},
 		{&s.countTasks, `SELECT n FROM task_counts WHERE owner = ? AND context_id = ? AND state = ?`},
+		{&s.lastEvent, lastEventSQL},
+		{&s.readEvents, readEventsSQL},
+		{&s.getSent, getSentSQL},
 	} {
 		if *p.dst, err = s.rdb.PrepareContext(ctx, p.q); err != nil {
 			return fmt.Errorf("preparing read statements: %w", err)

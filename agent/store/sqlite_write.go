@@ -140,6 +140,10 @@ func (s *SQLite) taskReq(ctx context.Context, owner string, t *a2a.Task, payload
 	r.id, r.owner, r.contextID, r.state = t.ID, owner, t.ContextID, string(t.Status.State)
 	r.statusTS, r.body, r.artifacts = statusMS, string(body), arts
 	r.payload = payload
+	if err := s.events.drain(r, t.ID); err != nil {
+		putReq(r)
+		return nil, err
+	}
 	return r, nil
 }
 

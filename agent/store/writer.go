@@ -45,8 +45,17 @@ type writeReq struct {
 	// transaction (PUSH-5). nil: no jobs.
 	payload []byte
 
+	// opPutTask: the task's events appended since its last write (RPC-17),
+	// inserted in the same transaction; keep bounds the task's log.
+	events []encodedEvent
+	keep   int
+
 	// opFunc
 	fn func(w *writer, nowMS int64) (int, error)
+
+	// after, when set, is called once the request's transaction committed
+	// (nil) or failed, after the request was answered.
+	after func(error)
 
 	done chan writeResult // buffered (1): the writer never blocks on it
 }
@@ -214,7 +223,11 @@ func (w *writer) process(batch []*writeReq) {
 	live := batch[:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
+			after := r.after
 			r.done <- writeResult{err: err}
+			if after != nil {
+				after(err)
+			}
 			continue
 		}
 		live = append(live, r)
@@ -238,8 +251,12 @@ func (w *writer) process(batch []*writeReq) {
 		}
 	}
 	for i, r := range live {
+		after, err := r.after, out[i].err
 		r.done <- out[i]
 		out[i] = writeResult{}
+		if after != nil {
+			after(err)
+		}
 	}
 }
 

@@ -26,6 +26,11 @@ func (w *writer) apply(r *writeReq, nowMS int64) (int, error) {
 		if n == 0 {
 			return 0, ErrNotFound // the id belongs to another owner
 		}
+		if len(r.events) > 0 {
+			if err := w.insertEvents(r.id, r.events, r.keep); err != nil {
+				return 0, err
+			}
+		}
 		if r.payload != nil {
 			jobs, err := w.insertJobs(r.id, r.owner, r.payload, nowMS)
 			if err != nil {
@@ -112,6 +117,9 @@ func (w *writer) failInterrupted(msg string, now time.Time, nowMS int64) (int, e
 		if err := w.notifyFailed(r.id, r.contextID, st, nowMS); err != nil {
 			return 0, err
 		}
+		if err := w.logFailed(r.id, r.contextID, st); err != nil {
+			return 0, err
+		}
 	}
 	return len(found), nil
 }
@@ -133,4 +141,19 @@ func newMessageID() string {
 	s[23] = '-'
 	hex.Encode(s[24:], b[10:])
 	return string(s[:])
+}
+
+// logFailed appends the FAILED status update of a task failed by
+// FailInterrupted to its event log (RPC-17), after its last stored event,
+// so a stream resumed after the crash learns how the task ended.
+func (w *writer) logFailed(taskID, contextID string, status json.RawMessage) error {
+	body, err := json.Marshal(map[string]any{"statusUpdate": map[string]any{"taskId": taskID, "contextId": contextID, "status": status}})
+	if err != nil {
+		return fmt.Errorf("encoding event of task %q: %w", taskID, err)
+	}
+	if _, err := w.exec(`INSERT INTO task_events (task_id, seq, body)
+SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM task_events WHERE task_id = ?`, taskID, string(body), taskID); err != nil {
+		return fmt.Errorf("logging the failure of task %q: %w", taskID, err)
+	}
+	return nil
 }

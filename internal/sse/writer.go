@@ -26,6 +26,18 @@ func AppendData(buf, data []byte) []byte {
 	return append(buf, '\n', '\n')
 }
 
+// AppendEvent appends one event with the given id (an "id: " line first,
+// RPC-17) carrying data (see AppendData). id must hold no line break or
+// NUL; an empty id is left out.
+func AppendEvent(buf []byte, id string, data []byte) []byte {
+	if id != "" {
+		buf = append(buf, "id: "...)
+		buf = append(buf, id...)
+		buf = append(buf, '\n')
+	}
+	return AppendData(buf, data)
+}
+
 // AppendComment appends a comment (": <text>", one line per line of text)
 // and a blank line to buf. Readers ignore it; it keeps idle connections
 // and proxies from timing out.
@@ -102,6 +114,14 @@ func (s *Writer) Data(data []byte) error {
 		return s.err
 	}
 	return s.write(AppendData(make([]byte, 0, len(data)+8), data))
+}
+
+// Event writes one event with an id carrying data (see AppendEvent).
+func (s *Writer) Event(id string, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.write(AppendEvent(make([]byte, 0, len(data)+len(id)+12), id, data))
 }
 
 // Comment writes a comment (see AppendComment), e.g. a keep-alive.

@@ -51,7 +51,6 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 	n := r.idleStreams
 	before := g.rssBytes()
 	start := time.Now()
-	body := rpcBody("SendStreamingMessage", sendParams("wait", ""))
 	conns := make([]net.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -66,6 +65,7 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 			errs++
 			continue
 		}
+		body := rpcBody("SendStreamingMessage", sendParams("wait", "")) // a messageId each (RPC-18)
 		req := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", addr, benchToken, len(body), body)
 		if _, err := c.Write([]byte(req)); err != nil {
 			c.Close()

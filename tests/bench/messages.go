@@ -10,8 +10,9 @@ import (
 
 // sendMessage measures SendMessage on the echo backend.
 func (r *runner) sendMessage() []result {
-	body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
 	res := drive("SendMessage (echo, durable store, auth)", r.concurrency, r.duration, func(c *http.Client, _, _ int) error {
+		// Built per send: each message has its own messageId (RPC-18).
+		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		return expect(c, r.fast+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED")
 	})
 	res.ratioTo = []string{"baseline: Caddy respond", "baseline: bare net/http", jsSendBaseline}
@@ -20,10 +21,10 @@ func (r *runner) sendMessage() []result {
 
 // streamMessage measures SendStreamingMessage and its event rate.
 func (r *runner) streamMessage() []result {
-	body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 	var mu sync.Mutex
 	events := 0
 	res := drive("SendStreamingMessage (streams)", r.concurrency, r.duration, func(c *http.Client, _, _ int) error {
+		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		resp, err := post(c, r.fast+"/", benchToken, body)
 		if err != nil {
 			return err

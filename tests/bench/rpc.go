@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 )
 
 // rpcBody encodes a JSON-RPC request.
@@ -14,9 +15,13 @@ func rpcBody(method string, params any) []byte {
 	return b
 }
 
+// msgSeq numbers the messages of a run.
+var msgSeq atomic.Int64
+
 // sendParams returns SendMessage params with one text part.
 func sendParams(text, contextID string) map[string]any {
-	msg := map[string]any{"messageId": "m", "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	// A fresh messageId per send: a resent one starts no turn (RPC-18).
+	msg := map[string]any{"messageId": fmt.Sprintf("m-%d", msgSeq.Add(1)), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
 	if contextID != "" {
 		msg["contextId"] = contextID
 	}

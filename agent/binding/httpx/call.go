@@ -48,8 +48,8 @@ func (c TransportConfig) WithDefaults() TransportConfig {
 // NewCall builds the Call of a request: the principal, the REST path's
 // tenant ("" for JSON-RPC, whose tenant is in the params), the base URL
 // (c.BaseURL: c has its defaults applied, see WithDefaults), the A2A-Version header (or query
-// parameter, RPC-2) and the extensions of the A2A-Extensions headers
-// (RPC-3).
+// parameter, RPC-2), the extensions of the A2A-Extensions headers
+// (RPC-3) and the Last-Event-ID header of a resumed stream (RPC-17).
 func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agent.Call {
 	v := r.Header.Get("A2A-Version")
 	if v == "" {
@@ -63,7 +63,8 @@ func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agen
 			}
 		}
 	}
-	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts, Info: agent.RequestInfoFrom(r.Context())}
+	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
+		LastEventID: r.Header.Get("Last-Event-ID"), Info: agent.RequestInfoFrom(r.Context())}
 }
 
 // Precheck applies the version and extension rules to a call (RPC-2,

@@ -2,13 +2,15 @@ package httpx
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
-// Pump writes every event of st, each rendered by render, with keep-alive
+// Pump writes every event of st, each rendered by render and with its
+// sequence number as the SSE id, with keep-alive
 // comments every keepAlive while idle, until the stream ends or the client
 // goes away; the stream counts as open on svc meanwhile.
 func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, sw *sse.Writer, st agent.Stream, render func(any) []byte) {
@@ -29,7 +31,9 @@ func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, sw *
 		case !ok:
 			return
 		default:
-			if err := sw.Data(render(ev)); err != nil {
+			// The event's sequence number is its SSE id, which a client
+			// resumes after with Last-Event-ID (RPC-17).
+			if err := sw.Event(strconv.FormatUint(st.Seq(), 10), render(ev)); err != nil {
 				return
 			}
 		}

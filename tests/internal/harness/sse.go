@@ -27,6 +27,8 @@ type Event struct {
 	Error map[string]any
 	// Map is Data decoded, or {"error": Error} for an error event.
 	Map map[string]any
+	// SSEID is the event's SSE id line ("" when it had none; RPC-17).
+	SSEID string
 }
 
 type streamItem struct {
@@ -101,13 +103,17 @@ func (s *Stream) read(ctx context.Context, resp *http.Response) {
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	var data []string
+	id := ""
 	for {
 		line, err := br.ReadString('\n')
 		line = strings.TrimRight(line, "\r\n")
 		if v, ok := strings.CutPrefix(line, "data:"); ok {
 			data = append(data, strings.TrimPrefix(v, " "))
+		} else if v, ok := strings.CutPrefix(line, "id:"); ok {
+			id = strings.TrimPrefix(v, " ")
 		} else if line == "" && err == nil && len(data) > 0 {
 			it := s.decode(strings.Join(data, "\n"))
+			it.ev.SSEID, id = id, ""
 			data = nil
 			select {
 			case s.items <- it:

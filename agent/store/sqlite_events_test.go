@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// logEvent is a status update that survives a JSON round trip.
+func logEvent(text string) a2a.StreamResponse {
+	return a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+		Message: &a2a.Message{MessageID: text, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}}}}
+}
+
+func seqEvents(from, to uint64) []Event {
+	var out []Event
+	for i := from; i <= to; i++ {
+		out = append(out, Event{Seq: i, Response: logEvent(fmt.Sprint("e", i))})
+	}
+	return out
+}
+
+func eventSeqs(evs []Event) []uint64 {
+	var out []uint64
+	for _, ev := range evs {
+		out = append(out, ev.Seq)
+	}
+	return out
+}
+
+// RPC-17: appended events are readable at once (pending), written with the
+// task's next write, bounded at keep per task, replayed after a seq, and
+// dropped with the task.
+func TestSQLiteEventLog(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	task := &a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if n, err := s.LastEventSeq(ctx, "t1"); err != nil || n != 0 {
+		t.Fatalf("LastEventSeq of a task without events = %d, %v", n, err)
+	}
+	if err := s.AppendEvents("t1", seqEvents(1, 3), 5); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.LastEventSeq(ctx, "t1"); n != 3 {
+		t.Errorf("LastEventSeq with pending events = %d, want 3", n)
+	}
+	if evs, err := s.Events(ctx, "t1", 1); err != nil || fmt.Sprint(eventSeqs(evs)) != "[2 3]" {
+		t.Errorf("Events(1) with pending events = %v, %v; want [2 3]", eventSeqs(evs), err)
+	}
+	// Nothing is in the table before the task is written.
+	var rows int
+	if err := s.rdb.QueryRow(`SELECT COUNT(*) FROM task_events WHERE task_id = 't1'`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("events table holds %d rows before the task write (%v), want 0", rows, err)
+	}
+	if err := s.PutTask(ctx, "alice", task); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.QueryRow(`SELECT COUNT(*) FROM task_events WHERE task_id = 't1'`).Scan(&rows); err != nil || rows != 3 {
+		t.Fatalf("events table holds %d rows after the task write (%v), want 3", rows, err)
+	}
+	// More than keep: the log keeps the last 5.
+	if err := s.AppendEvents("t1", seqEvents(4, 8), 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTask(ctx, "alice", task); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := s.Events(ctx, "t1", 3); err != nil || fmt.Sprint(eventSeqs(evs)) != "[4 5 6 7 8]" {
+		t.Errorf("Events(3) = %v, %v; want [4 5 6 7 8]", eventSeqs(evs), err)
+	}
+	if evs, err := s.Events(ctx, "t1", 6); err != nil || fmt.Sprint(eventSeqs(evs)) != "[7 8]" || evs[0].Response.StatusUpdate.Status.Message.MessageID != "e7" {
+		t.Errorf("Events(6) = %v, %v; want [7 8] with their bodies", eventSeqs(evs), err)
+	}
+	if evs, err := s.Events(ctx, "t1", 8); err != nil || len(evs) != 0 {
+		t.Errorf("Events(last) = %v, %v; want none", eventSeqs(evs), err)
+	}
+	for _, after := range []uint64{0, 2, 9} {
+		if _, err := s.Events(ctx, "t1", after); !errors.Is(err, ErrEventsGone) {
+			t.Errorf("Events(%d) with 4..8 held = %v, want ErrEventsGone", after, err)
+		}
+	}
+	if n, _ := s.LastEventSeq(ctx, "t1"); n != 8 {
+		t.Errorf("LastEventSeq from the table = %d, want 8", n)
+	}
+	// A write of another owner's task with the same id writes no events.
+	_ = s.AppendEvents("t1", seqEvents(9, 9), 5)
+	if err := s.PutTask(ctx, "mallory", task); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("PutTask of another owner: %v", err)
+	}
+	if err := s.rdb.QueryRow(`SELECT COUNT(*) FROM task_events WHERE task_id = 't1' AND seq = 9`).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("another owner's task write stored an event (%d rows, %v)", rows, err)
+	}
+	// Pruned with the task.
+	if _, err := s.do(ctx, func(w *writer, _ int64) (int, error) {
+		n, err := w.exec(`DELETE FROM tasks WHERE id = 't1'`)
+		return int(n), err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.rdb.QueryRow(`SELECT COUNT(*) FROM task_events WHERE task_id = 't1'`).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("events of a deleted task remain: %d rows (%v)", rows, err)
+	}
+}
+
+// RPC-17: a log opened over the stored events of earlier turns numbers on
+// from them, and a subscription from before the turn replays the stored
+// events, then the turn's, then live ones, without gap or duplicate.
+func TestStoredBusReplaysAcrossTurns(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	task := &a2a.Task{ID: "t2", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	bus := NewStoredBus(s)
+	turn1, _ := bus.Open("t2", LogOptions{})
+	for range 3 {
+		turn1.Publish(logEvent("one"))
+	}
+	turn1.Close()
+	if err := s.PutTask(ctx, "alice", task); err != nil {
+		t.Fatal(err)
+	}
+	last, _ := s.LastEventSeq(ctx, "t2")
+	turn2, _ := bus.Open("t2", LogOptions{After: last})
+	if seq := turn2.Publish(logEvent("two")); seq != 4 {
+		t.Fatalf("first event of the second turn numbered %d, want 4", seq)
+	}
+	sub, err := turn2.Subscribe(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn2.Publish(logEvent("live"))
+	turn2.Close()
+	var got []uint64
+	for {
+		ev, ok := sub.Next(ctx)
+		if !ok {
+			break
+		}
+		got = append(got, ev.Seq)
+	}
+	if fmt.Sprint(got) != "[2 3 4 5]" {
+		t.Errorf("resumed after 1 across the turn boundary: %v, want [2 3 4 5]", got)
+	}
+}
+
+// RPC-17, RPC-12: FailInterrupted logs the FAILED status update after the
+// task's last stored event, so a stream resumed after a crash ends with it.
+func TestFailInterruptedLogsEvent(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	task := &a2a.Task{ID: "t3", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	_ = s.AppendEvents("t3", seqEvents(1, 2), 10)
+	if err := s.PutTask(ctx, "alice", task); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.FailInterrupted(ctx, "the gateway stopped", time.Now()); err != nil || n != 1 {
+		t.Fatalf("FailInterrupted: %d, %v", n, err)
+	}
+	evs, err := s.Events(ctx, "t3", 2)
+	if err != nil || len(evs) != 1 || evs[0].Seq != 3 || evs[0].Response.StatusUpdate == nil ||
+		evs[0].Response.StatusUpdate.Status.State != a2a.TaskStateFailed || evs[0].Response.StatusUpdate.TaskID != "t3" {
+		t.Fatalf("events after 2: %+v, %v; want the FAILED update at 3", evs, err)
+	}
+}

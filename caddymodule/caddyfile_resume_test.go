@@ -1,0 +1,27 @@
+package caddymodule
+
+import (
+	"testing"
+	"time"
+)
+
+// RPC-17, RPC-18: event_log_size takes 1..4096, dedupe_window a positive
+// duration or off.
+func TestUnmarshalEventLogAndDedupe(t *testing.T) {
+	hs, err := parseBlock(t, "a2a {\ncard {\nname x\n}\nevent_log_size 50\ndedupe_window 90s\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs.agent.EventLogSize != 50 || time.Duration(hs.agent.DedupeWindow) != 90*time.Second {
+		t.Errorf("EventLogSize %d DedupeWindow %v, want 50 and 90s", hs.agent.EventLogSize, time.Duration(hs.agent.DedupeWindow))
+	}
+	hs, err = parseBlock(t, "a2a {\ncard {\nname x\n}\ndedupe_window off\n}")
+	if err != nil || hs.agent.DedupeWindow >= 0 {
+		t.Errorf("dedupe_window off: %v, DedupeWindow %v; want negative", err, hs.agent.DedupeWindow)
+	}
+	for _, bad := range []string{"event_log_size 0", "event_log_size 5000", "event_log_size", "dedupe_window 0s", "dedupe_window soon", "dedupe_window 1m 2m"} {
+		if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\n"+bad+"\n}"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
