@@ -195,7 +195,8 @@ func TestMetricsWorkload(t *testing.T) {
 	}
 
 	// A stream: counted as open while it is, and its request as ok.
-	st := e.rpcStream("alice", a2a.MethodSendStreamingMessage, sendReq(msg("stream")), 7)
+	// A client-chosen context id is looked up in the store (get_context).
+	st := e.rpcStream("alice", a2a.MethodSendStreamingMessage, sendReq(inContext(msg("stream"), "ctx-metrics")), 7)
 	id := gate.waitStarted(t)
 	eventually(t, "an open stream", func() bool { return val("caddy_a2a_open_streams", nil) == 1 })
 	if got := req(BindingJSONRPC, a2a.MethodSendStreamingMessage, "ok"); got != 1 {

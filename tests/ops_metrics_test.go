@@ -135,8 +135,10 @@ func TestOpsMetrics(t *testing.T) {
 		}
 	}
 
-	// Two blocking sends, one with a push config.
-	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("one", "", nil)})
+	// Two blocking sends, one with a push config. The first names its
+	// own context id, which the gateway looks up (get_context); a context
+	// id the gateway mints is never read back.
+	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("one", "ctx-ops-metrics", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
