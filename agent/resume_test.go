@@ -370,7 +370,16 @@ func TestDedupeResendWhileRunning(t *testing.T) {
 // the Last-Event-ID header, and the SSE ids are the sequence numbers.
 func TestResumeMetadataOverJSONRPC(t *testing.T) {
 	e := newTestEnv(t, Config{Backend: backend.EchoBackend{Chunks: 2}})
-	task := e.send("", sendReq(msg("meta")))
+	// A streamed turn: its events are stored (a blocking send's turn,
+	// which nobody watched, stores only its last event).
+	first := e.rpcStream("", a2a.MethodSendStreamingMessage, sendReq(msg("meta")), 6)
+	evs := first.rpcAll("6")
+	first.close()
+	if len(evs) == 0 || evs[0].Task == nil {
+		t.Fatalf("no task in the stream: %v", evs)
+	}
+	task := *evs[0].Task
+	e.waitState("", task.ID, a2a.TaskStateInputRequired, 10*time.Second)
 	last := e.svc.lastSeq(t.Context(), task.ID)
 	s := e.rpcStream("", a2a.MethodSubscribeToTask, map[string]any{"id": task.ID, "metadata": map[string]any{LastEventIDKey: "2"}}, 7)
 	defer s.close()

@@ -170,7 +170,11 @@ func (r *run) resumeLive(after uint64) (snap *a2a.Task, seq uint64, sub store.Su
 }
 
 // unsubscribe ends sub, a subscription to the run's events.
-func (r *run) unsubscribe(sub store.Subscription) { sub.Close() }
+func (r *run) unsubscribe(sub store.Subscription) {
+	if sub != nil {
+		sub.Close()
+	}
+}
 
 // finish ends every subscription (after it drains) and marks the run done.
 func (r *run) finish() {

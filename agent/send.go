@@ -178,7 +178,17 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 		}
 	}
 	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
-	first, _, sub := r.subscribe()
+	// A caller that learns of the task before the turn ends (a stream,
+	// returnImmediately, push) subscribes; a blocking SendMessage only
+	// waits for the end, so it does not: a turn nobody watches stores only
+	// its final event in the task's log (RPC-17, see store.LocalBus).
+	var first a2a.Task
+	var sub store.Subscription
+	if durable || pushCfg != nil {
+		first, _, sub = r.subscribe()
+	} else {
+		first = r.snapshot()
+	}
 	// Streams waiting on the task (RPC-11) get every event of this turn.
 	s.hub.adopt(r)
 	r.durable = durable || pushCfg != nil

@@ -130,21 +130,38 @@ func TestIdempotentSendOverHTTP(t *testing.T) {
 	if rep.Error == nil || rep.Error.Code != -32602 {
 		t.Fatalf("same messageId, other body: %+v %s, want -32602", rep.Error, rep.Result)
 	}
-	// A streaming resend streams the first task's events (no new task).
+	// A streaming resend of that blocking send: its turn was watched by
+	// nobody, so only its snapshot can be sent (no new task).
 	s := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
 	evs := s.RestEvents(30 * time.Second)
+	if len(evs) != 1 {
+		t.Fatalf("streaming resend of a blocking send: %d events, want the task snapshot", len(evs))
+	}
+	if tk, _ := evs[0].Map["task"].(map[string]any); tk == nil || tk["id"] != first.ID {
+		t.Fatalf("streaming resend of a blocking send: %v, want task %s", evs[0].Map, first.ID)
+	}
+	// A streaming resend of a streamed send streams the first turn's
+	// events from its start.
+	m2 := protoMsg("streamed once", "", "")
+	orig := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s2")).RestEvents(30 * time.Second)
+	origTask, _ := orig[0].Map["task"].(map[string]any)
+	if origTask == nil {
+		t.Fatalf("no task first in the stream: %v", orig[0].Map)
+	}
+	s = harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s3"))
+	evs = s.RestEvents(30 * time.Second)
 	if len(evs) == 0 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("streaming resend: %d events, want the first turn's ending INPUT_REQUIRED", len(evs))
 	}
 	wantConsecutive(t, "streaming resend", sseSeqs(t, evs), 1)
 	for _, ev := range evs {
 		su, _ := ev.Map["statusUpdate"].(map[string]any)
-		if su == nil || su["taskId"] != first.ID {
-			t.Fatalf("streaming resend event %v, want status updates of task %s", ev.Map, first.ID)
+		if su == nil || su["taskId"] != origTask["id"] {
+			t.Fatalf("streaming resend event %v, want status updates of task %v", ev.Map, origTask["id"])
 		}
 	}
 	g.result("ListTasks", map[string]any{}, &list)
-	if list.TotalSize != 1 {
-		t.Errorf("%d tasks after a streaming resend, want 1", list.TotalSize)
+	if list.TotalSize != 2 {
+		t.Errorf("%d tasks after the streaming resends, want 2", list.TotalSize)
 	}
 }

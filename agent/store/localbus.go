@@ -9,9 +9,13 @@ import (
 
 // LocalBus is the in-process EventBus: each log fans its events out to the
 // subscriptions of this process and holds the turn's last events in memory
-// for replay (RPC-17). Over an EventStore (NewStoredBus) every event is
-// also appended to the task's stored log, and a subscription from before
-// the turn replays the stored events of earlier turns first.
+// for replay (RPC-17). Over an EventStore (NewStoredBus) the events of a
+// watched turn (one that had a subscription: only a subscriber learns event
+// ids it could resume from) are appended to the task's stored log; a turn
+// nobody watched appends only the event that ends it, which keeps the
+// task's numbering across turns at one stored row per unwatched turn. A
+// subscription from before the turn replays the stored events of earlier
+// turns first.
 type LocalBus struct {
 	es EventStore
 }
@@ -45,11 +49,12 @@ type localLog struct {
 	start  uint64 // the task's last event before the turn
 	keep   int
 
-	mu     sync.Mutex
-	seq    uint64
-	hist   []Event // the turn's last events, at most keep
-	subs   map[*localSub]struct{}
-	closed bool
+	mu      sync.Mutex
+	seq     uint64
+	hist    []Event // the turn's last events, at most keep
+	subs    map[*localSub]struct{}
+	closed  bool
+	watched bool // a subscription was made: every event is stored
 }
 
 func (l *localLog) Publish(ev a2a.StreamResponse) uint64 {
@@ -65,7 +70,7 @@ func (l *localLog) Publish(ev a2a.StreamResponse) uint64 {
 		l.hist = l.hist[:n]
 	}
 	l.hist = append(l.hist, e)
-	if l.es != nil {
+	if l.es != nil && (l.watched || endsTurn(ev)) {
 		// Stored with the task's next write (SQLite); a failure leaves a
 		// gap a resuming stream sees as ErrEventsGone (a snapshot).
 		_ = l.es.AppendEvents(l.taskID, []Event{e}, l.keep)
@@ -74,6 +79,37 @@ func (l *localLog) Publish(ev a2a.StreamResponse) uint64 {
 		s.push(e)
 	}
 	return l.seq
+}
+
+// watch makes the turn watched: the events held so far and every later one
+// go to the stored log. If the turn already dropped events from hist, the
+// stored log of the task is then hist alone (pruning to keep removes the
+// older ones), still without a gap. l.mu is held.
+func (l *localLog) watch() {
+	if l.watched {
+		return
+	}
+	l.watched = true
+	if l.es == nil || len(l.hist) == 0 {
+		return
+	}
+	var unstored []Event
+	for _, e := range l.hist {
+		if !endsTurn(e.Response) {
+			unstored = append(unstored, e)
+		}
+	}
+	if len(unstored) > 0 {
+		_ = l.es.AppendEvents(l.taskID, unstored, l.keep)
+	}
+}
+
+// endsTurn reports whether ev is the status update that ends a turn
+// (input-required, auth-required or terminal): the one event an unwatched
+// turn stores.
+func endsTurn(ev a2a.StreamResponse) bool {
+	su := ev.StatusUpdate
+	return su != nil && (su.Status.State.Terminal() || su.Status.State.Interrupted())
 }
 
 func (l *localLog) Last() uint64 {
@@ -89,6 +125,7 @@ func (l *localLog) Subscribe(after uint64) (Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.watch()
 	s := &localSub{notify: make(chan struct{}, 1), log: l, queue: replay}
 	if l.closed {
 		s.closed = true

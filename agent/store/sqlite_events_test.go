@@ -106,6 +106,40 @@ func TestSQLiteEventLog(t *testing.T) {
 	}
 }
 
+// TestStoredBusUnwatchedTurn (RPC-17): a turn nobody subscribed to stores
+// only the event that ends it, so the numbering goes on across turns and
+// a replay from inside it is ErrEventsGone (a snapshot), never a gap.
+func TestStoredBusUnwatchedTurn(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	bus := NewStoredBus(s)
+	turn, _ := bus.Open("t3", LogOptions{})
+	turn.Publish(logEvent("working"))
+	turn.Publish(logEvent("chunk"))
+	end := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: "t3", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}}
+	if seq := turn.Publish(end); seq != 3 {
+		t.Fatalf("end event numbered %d", seq)
+	}
+	turn.Close()
+	if err := s.PutTask(ctx, "alice", &a2a.Task{ID: "t3", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}}); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := s.LastEventSeq(ctx, "t3"); err != nil || last != 3 {
+		t.Fatalf("LastEventSeq = %d %v, want 3", last, err)
+	}
+	var rows int
+	if err := s.rdb.QueryRow(`SELECT COUNT(*) FROM task_events WHERE task_id = 't3'`).Scan(&rows); err != nil || rows != 1 {
+		t.Errorf("an unwatched turn stored %d events (%v), want 1", rows, err)
+	}
+	if _, err := s.Events(ctx, "t3", 1); !errors.Is(err, ErrEventsGone) {
+		t.Errorf("replay from inside an unwatched turn: %v, want ErrEventsGone", err)
+	}
+	if evs, err := s.Events(ctx, "t3", 2); err != nil || len(evs) != 1 || evs[0].Seq != 3 {
+		t.Errorf("replay of the end event: %v %v", evs, err)
+	}
+}
+
 // RPC-17: a log opened over the stored events of earlier turns numbers on
 // from them, and a subscription from before the turn replays the stored
 // events, then the turn's, then live ones, without gap or duplicate.
@@ -116,10 +150,15 @@ func TestStoredBusReplaysAcrossTurns(t *testing.T) {
 	task := &a2a.Task{ID: "t2", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	bus := NewStoredBus(s)
 	turn1, _ := bus.Open("t2", LogOptions{})
+	watcher, err := turn1.Subscribe(0) // a watched turn stores every event
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 3 {
 		turn1.Publish(logEvent("one"))
 	}
 	turn1.Close()
+	watcher.Close()
 	if err := s.PutTask(ctx, "alice", task); err != nil {
 		t.Fatal(err)
 	}
