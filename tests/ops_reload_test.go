@@ -145,7 +145,12 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 	if d := opsCard(t, gw.URL); d != "before the reload" {
 		t.Fatalf("card description %q before the reload", d)
 	}
+	// The a2a app may still be starting its workers when the site answers.
 	enginesBefore, workersBefore := opsPushWorkers(t, gw)
+	for deadline := time.Now().Add(10 * time.Second); (enginesBefore != 1 || workersBefore < 4) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		enginesBefore, workersBefore = opsPushWorkers(t, gw)
+	}
 	if enginesBefore != 1 || workersBefore < 4 {
 		t.Fatalf("before the reload: %d push engines, %d engine goroutines; want 1 engine with at least 4 workers", enginesBefore, workersBefore)
 	}

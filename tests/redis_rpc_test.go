@@ -131,7 +131,9 @@ func hasTask(t *testing.T, url, id string) bool {
 func TestRedisRPCTwoGatewaysShare(t *testing.T) {
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
-	site := rrpcSite(addr, "30s", "backend echo {\n\t\tdelay 20ms\n\t}")
+	// max_in_flight 4 and 100ms turns: one gateway cannot take the whole
+	// burst, however late the other starts reading.
+	site := strings.Replace(rrpcSite(addr, "30s", "backend echo {\n\t\tdelay 100ms\n\t}"), "claim_after 30s", "claim_after 30s\n\t\tmax_in_flight 4", 1)
 	a := harness.StartGateway(t, site)
 	b := harness.StartGateway(t, site)
 	const n = 40
