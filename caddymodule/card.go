@@ -70,6 +70,12 @@ type CardHandler struct {
 	// a2a directive sets it from its websocket option.
 	WebSocketPath string `json:"websocket_path,omitempty"`
 
+	// PathPrefix is the path the agent is served under on its site, e.g.
+	// "/planner" for an `agent planner { … }` block (TURN-10): the handler
+	// sees the path with the prefix stripped, and the card's URLs carry it.
+	// Default: none (the site root).
+	PathPrefix string `json:"path_prefix,omitempty"`
+
 	handler *card.Handler
 }
 
@@ -132,6 +138,7 @@ func (h *CardHandler) options() card.Options {
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
 		Interfaces:        wsInterface(h.WebSocketPath),
+		PathPrefix:        h.PathPrefix,
 	}
 }
 
