@@ -383,3 +383,71 @@ func describeLast(events []map[string]any) string {
 	}
 	return fmt.Sprintf("%d events, last %v", len(events), events[len(events)-1])
 }
+
+// TURN-10: `caddy adapt` shows the expansion — the agent's own route,
+// first and terminal, stripping its prefix before its card (path_prefix),
+// auth (the site's, copied) and agent handler (owner_scope), then the root
+// route with the catalog.
+func TestMultiAgentAdapt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "Caddyfile")
+	site := "http://127.0.0.1:1 {\n a2a {\n card {\n name root\n public_url https://gw.example.com\n }\n auth {\n bearer tok-site\n }\n agent planner {\n card {\n name planner\n }\n backend echo\n }\n }\n}\n"
+	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	if err != nil {
+		t.Fatalf("adapt: %v\n%s", err, out)
+	}
+	var cfg struct {
+		Apps struct {
+			HTTP struct {
+				Servers map[string]struct {
+					Routes []struct {
+						Handle []struct {
+							Routes []struct {
+								Match    []map[string][]string `json:"match"`
+								Terminal bool                  `json:"terminal"`
+								Handle   []map[string]any      `json:"handle"`
+							} `json:"routes"`
+						} `json:"handle"`
+					} `json:"routes"`
+				} `json:"servers"`
+			} `json:"http"`
+		} `json:"apps"`
+	}
+	doc := out[strings.Index(out, `{"apps"`):]
+	if err := json.NewDecoder(strings.NewReader(doc)).Decode(&cfg); err != nil {
+		t.Fatalf("adapt output: %v\n%s", err, out)
+	}
+	srv := cfg.Apps.HTTP.Servers["srv0"]
+	if len(srv.Routes) != 1 || len(srv.Routes[0].Handle) != 1 {
+		t.Fatalf("unexpected adapt shape:\n%s", out)
+	}
+	routes := srv.Routes[0].Handle[0].Routes
+	if len(routes) != 2 {
+		t.Fatalf("want the agent route and the root route, got %d:\n%s", len(routes), out)
+	}
+	ag := routes[0]
+	if !ag.Terminal || len(ag.Match) != 1 || strings.Join(ag.Match[0]["path"], ",") != "/planner,/planner/*" {
+		t.Errorf("agent route match/terminal: %+v", ag)
+	}
+	var names []string
+	for _, h := range ag.Handle {
+		names = append(names, fmt.Sprint(h["handler"]))
+	}
+	if strings.Join(names, ",") != "rewrite,a2a_card,a2a_auth,a2a" {
+		t.Errorf("agent route handlers: %v", names)
+	}
+	if ag.Handle[0]["strip_path_prefix"] != "/planner" || ag.Handle[1]["path_prefix"] != "/planner" ||
+		ag.Handle[1]["public_url"] != "https://gw.example.com" || ag.Handle[3]["owner_scope"] != "planner" {
+		t.Errorf("agent route options: %v", ag.Handle)
+	}
+	if !strings.Contains(string(mustJSON(t, ag.Handle[2])), "tok-site") {
+		t.Errorf("the agent does not inherit the site's auth: %v", ag.Handle[2])
+	}
+	root := routes[1]
+	if len(root.Handle) != 5 || root.Handle[1]["handler"] != "a2a_agents" || fmt.Sprint(root.Handle[1]["agents"]) != "[planner]" {
+		t.Errorf("root route: %v", root.Handle)
+	}
+}
