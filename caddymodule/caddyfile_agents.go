@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -124,7 +125,9 @@ func (hs *a2aHandlers) catalog() *CatalogHandler {
 	return c
 }
 
-// agentRoutes are the routes of the agent blocks, in order, each matched
+// agentRoutes are a route of the tenant router (a2a_tenants, for POST /:
+// a JSON-RPC tenant field naming an agent goes to its route), then the
+// routes of the agent blocks, in order, each matched
 // on /<name> and /<name>/*, stripping the prefix (Caddy's rewrite
 // strip_path_prefix) before the agent's a2a_card, a2a_auth and a2a
 // handlers, and terminal: nothing of the root agent sees an agent's
@@ -134,6 +137,22 @@ func agentRoutes(h httpcaddyfile.Helper, hs *a2aHandlers, matcherSet caddy.Modul
 		return nil, h.Err("a2a: agent blocks need the a2a directive without a matcher")
 	}
 	var values []httpcaddyfile.ConfigValue
+	if len(hs.agents) > 0 {
+		router := &TenantRouter{MaxBodySize: hs.agent.MaxBodySize}
+		for _, a := range hs.agents {
+			router.Agents = append(router.Agents, a.name)
+		}
+		raws, err := handlersJSON(h, []caddyhttp.MiddlewareHandler{router})
+		if err != nil {
+			return nil, err
+		}
+		methods, _ := json.Marshal([]string{http.MethodPost})
+		root, _ := json.Marshal([]string{"/"})
+		values = append(values, httpcaddyfile.ConfigValue{Class: "route", Value: caddyhttp.Route{
+			MatcherSetsRaw: []caddy.ModuleMap{{"method": methods, "path": root}},
+			HandlersRaw:    raws,
+		}})
+	}
 	for _, a := range hs.agents {
 		prefix := "/" + a.name
 		raws, err := handlersJSON(h, []caddyhttp.MiddlewareHandler{

@@ -73,7 +73,8 @@ type CardHandler struct {
 	// PathPrefix is the path the agent is served under on its site, e.g.
 	// "/planner" for an `agent planner { … }` block (TURN-10): the handler
 	// sees the path with the prefix stripped, and the card's URLs carry it.
-	// Default: none (the site root).
+	// The a2a handler holding this card serves the A2A tenant of the same
+	// name (the prefix without "/"). Default: none (the site root).
 	PathPrefix string `json:"path_prefix,omitempty"`
 
 	handler *card.Handler

@@ -256,6 +256,50 @@ func TestMultiAgentSite(t *testing.T) {
 		}
 	})
 
+	t.Run("tenants", func(t *testing.T) {
+		task := maSend(t, shell, "count")
+		id := bkStr(task, "id")
+		harness.WaitState(t, shell, id, "TASK_STATE_INPUT_REQUIRED", 15*time.Second)
+		// The tenant field on the site root selects the agent, and an agent
+		// serves its own name as tenant.
+		for _, base := range []string{root, shell} {
+			if res, e := harness.RPC(t, base, "", "GetTask", map[string]any{"id": id, "tenant": "shell"}); e != nil || res["id"] != id {
+				t.Errorf("GetTask at %s with tenant shell: %v %v", base, res, e)
+			}
+		}
+		// Another agent's tenant, or one the site does not serve, never
+		// reaches the task.
+		for _, tc := range []struct{ base, tenant string }{{root, "llm"}, {root, "nosuch"}, {shell, "llm"}, {llm, "shell"}, {root, "default"}} {
+			_, e := harness.RPC(t, tc.base, "", "GetTask", map[string]any{"id": id, "tenant": tc.tenant})
+			maNotFound(t, tc.base+" GetTask tenant "+tc.tenant, e)
+			_, e = harness.RPC(t, tc.base, "", "CancelTask", map[string]any{"id": id, "tenant": tc.tenant})
+			maNotFound(t, tc.base+" CancelTask tenant "+tc.tenant, e)
+			res, e := harness.RPC(t, tc.base, "", "ListTasks", map[string]any{"tenant": tc.tenant})
+			if e == nil && strings.Contains(string(mustJSON(t, res)), id) {
+				t.Errorf("%s ListTasks tenant %s lists the shell task", tc.base, tc.tenant)
+			}
+		}
+		// A message sent to the root with tenant llm runs on the llm agent
+		// and its task is that agent's.
+		res, e := harness.RPC(t, root, "", "SendMessage", map[string]any{"tenant": "llm", "message": bkMessage("Say hello", "", nil)})
+		if e != nil || !strings.Contains(string(mustJSON(t, res)), "Hello (") {
+			t.Fatalf("SendMessage tenant llm at root: %v %v", res, e)
+		}
+		llmTask := bkStr(res, "task", "id")
+		if got, e := harness.RPC(t, llm, "", "GetTask", map[string]any{"id": llmTask}); e != nil || got["id"] != llmTask {
+			t.Errorf("the tenant's task at /llm/: %v %v", got, e)
+		}
+		_, e = harness.RPC(t, root, "", "GetTask", map[string]any{"id": llmTask})
+		maNotFound(t, "root GetTask of the llm tenant's task", e)
+		// REST /{tenant}/… on the site root is the agent's path.
+		if r := harness.Do(t, http.MethodGet, gw.URL+"/shell/tasks/"+id, ""); r.StatusCode != http.StatusOK {
+			t.Errorf("REST /shell/tasks/{id}: HTTP %d", r.StatusCode)
+		}
+		if r := harness.Do(t, http.MethodGet, gw.URL+"/llm/tasks/"+id, ""); r.StatusCode != http.StatusNotFound {
+			t.Errorf("REST /llm/tasks/{shell task}: HTTP %d", r.StatusCode)
+		}
+	})
+
 	t.Run("go sdk", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -425,10 +469,15 @@ func TestMultiAgentAdapt(t *testing.T) {
 		t.Fatalf("unexpected adapt shape:\n%s", out)
 	}
 	routes := srv.Routes[0].Handle[0].Routes
-	if len(routes) != 2 {
-		t.Fatalf("want the agent route and the root route, got %d:\n%s", len(routes), out)
+	if len(routes) != 3 {
+		t.Fatalf("want the tenant router, the agent route and the root route, got %d:\n%s", len(routes), out)
 	}
-	ag := routes[0]
+	tr := routes[0]
+	if tr.Terminal || len(tr.Handle) != 1 || tr.Handle[0]["handler"] != "a2a_tenants" || fmt.Sprint(tr.Handle[0]["agents"]) != "[planner]" ||
+		strings.Join(tr.Match[0]["path"], ",") != "/" || strings.Join(tr.Match[0]["method"], ",") != "POST" {
+		t.Errorf("tenant router route: %+v", tr)
+	}
+	ag := routes[1]
 	if !ag.Terminal || len(ag.Match) != 1 || strings.Join(ag.Match[0]["path"], ",") != "/planner,/planner/*" {
 		t.Errorf("agent route match/terminal: %+v", ag)
 	}
@@ -446,7 +495,7 @@ func TestMultiAgentAdapt(t *testing.T) {
 	if !strings.Contains(string(mustJSON(t, ag.Handle[2])), "tok-site") {
 		t.Errorf("the agent does not inherit the site's auth: %v", ag.Handle[2])
 	}
-	root := routes[1]
+	root := routes[2]
 	if len(root.Handle) != 5 || root.Handle[1]["handler"] != "a2a_agents" || fmt.Sprint(root.Handle[1]["agents"]) != "[planner]" {
 		t.Errorf("root route: %v", root.Handle)
 	}
