@@ -138,7 +138,7 @@ func agentRoutes(h httpcaddyfile.Helper, hs *a2aHandlers, matcherSet caddy.Modul
 	}
 	var values []httpcaddyfile.ConfigValue
 	if len(hs.agents) > 0 {
-		router := &TenantRouter{MaxBodySize: hs.agent.MaxBodySize}
+		router := new(TenantRouter)
 		for _, a := range hs.agents {
 			router.Agents = append(router.Agents, a.name)
 		}

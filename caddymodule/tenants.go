@@ -15,8 +15,10 @@ func init() {
 	caddy.RegisterModule(TenantRouter{})
 }
 
-// defaultTenantPeekBytes bounds the JSON-RPC body TenantRouter reads.
-const defaultTenantPeekBytes = 32 << 20
+// defaultTenantPeekBytes bounds the JSON-RPC body TenantRouter reads. It
+// runs before authentication, so it is kept well below the bindings' body
+// limit: a stranger cannot make it hold more than this per request.
+const defaultTenantPeekBytes = 1 << 20
 
 // TenantRouter sends a JSON-RPC request to the site root (POST /) whose
 // params name the A2A tenant of one of the site's agents (`"tenant":
@@ -30,9 +32,11 @@ const defaultTenantPeekBytes = 32 << 20
 type TenantRouter struct {
 	// Agents are the tenant names served (the agents' names).
 	Agents []string `json:"agents,omitempty"`
-	// MaxBodySize bounds the body read to find the tenant, in bytes; a
-	// larger body goes on unchanged (and the binding refuses it).
-	// Default: 33554432 (32 MiB, the a2a handler's default).
+	// MaxBodySize bounds the body read to find the tenant, in bytes. It is
+	// read before authentication; a larger body goes on to the root agent
+	// unchanged, which answers a tenant it does not serve with
+	// TaskNotFoundError (send such requests to /<agent>/ instead).
+	// Default: 1048576 (1 MiB).
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
 }
 
