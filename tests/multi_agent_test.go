@@ -500,3 +500,63 @@ func TestMultiAgentAdapt(t *testing.T) {
 		t.Errorf("root route: %v", root.Handle)
 	}
 }
+
+// TURN-10: an agent with an auth block of its own takes only its own
+// credentials, on its path and as a tenant of the site root; an agent
+// without one takes the site's.
+func TestMultiAgentAuth(t *testing.T) {
+	gw := harness.StartGateway(t, `a2a {
+	card {
+		name site-root
+	}
+	auth {
+		principal alice bearer tok-alice
+	}
+	agent planner {
+		card {
+			name planner
+		}
+	}
+	agent shell {
+		card {
+			name shell
+		}
+		auth {
+			bearer tok-shell
+		}
+	}
+}`)
+	list := func(url, token, tenant string) int {
+		params := map[string]any{}
+		if tenant != "" {
+			params["tenant"] = tenant
+		}
+		return harness.Call(t, url, token, "ListTasks", params).StatusCode
+	}
+	for _, tc := range []struct {
+		url, token, tenant string
+		want               int
+	}{
+		{gw.URL + "/", "tok-alice", "", http.StatusOK},
+		{gw.URL + "/", "tok-shell", "", http.StatusUnauthorized},
+		{gw.URL + "/planner/", "tok-alice", "", http.StatusOK},
+		{gw.URL + "/planner/", "tok-shell", "", http.StatusUnauthorized},
+		{gw.URL + "/shell/", "tok-shell", "", http.StatusOK},
+		{gw.URL + "/shell/", "tok-alice", "", http.StatusUnauthorized},
+		{gw.URL + "/shell/", "", "", http.StatusUnauthorized},
+		{gw.URL + "/", "tok-shell", "shell", http.StatusOK},
+		{gw.URL + "/", "tok-alice", "shell", http.StatusUnauthorized},
+		{gw.URL + "/", "tok-alice", "planner", http.StatusOK},
+	} {
+		if got := list(tc.url, tc.token, tc.tenant); got != tc.want {
+			t.Errorf("ListTasks at %s token %q tenant %q: HTTP %d, want %d", tc.url, tc.token, tc.tenant, got, tc.want)
+		}
+	}
+	// The cards stay public and declare each agent's scheme.
+	for _, p := range []string{"/shell/", "/planner/"} {
+		c := maCard(t, gw.URL+p+".well-known/agent-card.json")
+		if c["securitySchemes"] == nil {
+			t.Errorf("%s card declares no security scheme", p)
+		}
+	}
+}
