@@ -120,9 +120,13 @@ func TestMultiAgentSite(t *testing.T) {
 			if len(ifaces) < 2 {
 				t.Fatalf("%s card: interfaces %v", tc.base, ifaces)
 			}
+			wantTenant := strings.Trim(strings.TrimPrefix(tc.base, gw.URL), "/")
 			for _, i := range ifaces {
 				if u := bkStr(i, "url"); u != tc.base {
 					t.Errorf("%s card: interface URL %q, want %q", tc.base, u, tc.base)
+				}
+				if tn := bkStr(i, "tenant"); tn != wantTenant {
+					t.Errorf("%s card: interface tenant %q, want %q", tc.base, tn, wantTenant)
 				}
 			}
 			// The card validates, and its interfaces answer (--probe).
@@ -306,6 +310,12 @@ func TestMultiAgentSite(t *testing.T) {
 		c, err := agentcard.DefaultResolver.Resolve(ctx, shell)
 		if err != nil {
 			t.Fatalf("resolve the shell card: %v", err)
+		}
+		// The SDK sends the interfaces' tenant ("shell") on every request
+		// (the JSON-RPC field, the REST /shell/… prefix): the agent serves
+		// its own tenant.
+		if c.SupportedInterfaces[0].Tenant != "shell" {
+			t.Fatalf("resolved card tenant %q", c.SupportedInterfaces[0].Tenant)
 		}
 		for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
 			client, err := a2aclient.NewFromCard(ctx, c, a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}))

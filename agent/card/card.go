@@ -160,6 +160,9 @@ type Runtime struct {
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
 	// enables the thinking extension.
 	ThinkingTypes []string
+	// Tenant is the A2A tenant declared on every interface (TURN-10).
+	// Default: none.
+	Tenant string
 }
 
 // AuthEnabled reports whether any auth scheme is on.

@@ -71,6 +71,10 @@ type Options struct {
 	// the agent is served under that path of its site (TURN-10), so every
 	// supportedInterfaces URL and artifact link carries it. Default: none.
 	PathPrefix string
+	// Tenant, when set, is declared as the `tenant` of every
+	// supportedInterfaces entry (TURN-10: the agent's name, which clients
+	// then send on every request). Default: none.
+	Tenant string
 }
 
 // DefaultJWKSPath is where the JWKS is served when keys must be published
@@ -172,6 +176,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,
+		Tenant:            h.opts.Tenant,
 	}
 }
 
