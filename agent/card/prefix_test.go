@@ -18,7 +18,7 @@ func TestHandlerPathPrefix(t *testing.T) {
 	} {
 		cfg := *validConfig()
 		cfg.PublicURL = tc.publicURL
-		h, err := NewHandler(cfg, Options{ModTimes: NewModTimes(0, nil, nil), PathPrefix: "/planner",
+		h, err := NewHandler(cfg, Options{ModTimes: NewModTimes(0, nil, nil), PathPrefix: "/planner", Tenant: "planner",
 			Interfaces: []Interface{{Binding: "websocket", Path: "/ws", WebSocket: true}}})
 		if err != nil {
 			t.Fatal(err)
@@ -36,6 +36,11 @@ func TestHandlerPathPrefix(t *testing.T) {
 		}
 		if len(c.SupportedInterfaces) != 3 {
 			t.Fatalf("interfaces: %+v", c.SupportedInterfaces)
+		}
+		for _, i := range c.SupportedInterfaces {
+			if i.Tenant != "planner" {
+				t.Errorf("interface %s: tenant %q", i.ProtocolBinding, i.Tenant)
+			}
 		}
 		for _, i := range c.SupportedInterfaces[:2] {
 			if i.URL != tc.want {
