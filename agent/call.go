@@ -21,6 +21,10 @@ type Call struct {
 	// without a request value such as GetExtendedAgentCard). When set it
 	// takes precedence over the request's own tenant field (TURN-10).
 	Tenant string
+	// ServedTenant is the A2A tenant the endpoint itself serves (the name
+	// of an `agent NAME` block, TURN-10): a request naming it is served
+	// like one naming none. Empty: the endpoint serves no tenant.
+	ServedTenant string
 	// BaseURL is the externally visible base URL of the endpoint
 	// ("https://h/"), on which artifact links are built (TURN-7). Empty:
 	// links have no scheme or host.

@@ -10,12 +10,12 @@ import (
 )
 
 // checkTenant answers a request naming an A2A tenant (the `tenant` field,
-// or the REST `/{tenant}/…` prefix). This site serves no tenants, so any
-// tenant is one it does not serve: TaskNotFoundError (HTTP 404), never
-// the data of the site's own agent (TURN-10). Every operation calls it
-// first, for both bindings.
-func checkTenant(tenant, taskID string) error {
-	if tenant == "" {
+// or the REST `/{tenant}/…` prefix). The only tenant an endpoint serves is
+// its own (c.ServedTenant, an agent's name); any other is one it does not
+// serve: TaskNotFoundError (HTTP 404), never the data of the site's own
+// agent (TURN-10). Every operation calls it first, for both bindings.
+func (c Call) checkTenant(tenant, taskID string) error {
+	if tenant == "" || tenant == c.ServedTenant {
 		return nil
 	}
 	if taskID == "" || !validID(taskID) {
@@ -29,7 +29,7 @@ func checkTenant(tenant, taskID string) error {
 // TURN-10) and the task id in field (checkID).
 func (c Call) scopeTask(tenant *string, field, id string) error {
 	*tenant = c.tenant(*tenant)
-	if err := checkTenant(*tenant, id); err != nil {
+	if err := c.checkTenant(*tenant, id); err != nil {
 		return err
 	}
 	return checkID(field, id)
@@ -47,14 +47,14 @@ func sendScope(call Call, req *a2a.SendMessageRequest) (*int32, error) {
 // sendTenant resolves and checks the tenant of a SendMessage request.
 func sendTenant(call Call, req *a2a.SendMessageRequest) error {
 	if req == nil {
-		return checkTenant(call.Tenant, "")
+		return call.checkTenant(call.Tenant, "")
 	}
 	req.Tenant = call.tenant(req.Tenant)
 	taskID := ""
 	if req.Message != nil {
 		taskID = req.Message.TaskID
 	}
-	return checkTenant(req.Tenant, taskID)
+	return call.checkTenant(req.Tenant, taskID)
 }
 
 // SendMessage runs a turn and returns the task once it is terminal or
@@ -184,7 +184,7 @@ func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRe
 	}
 	owner := s.owner(call.Principal)
 	req.Tenant = call.tenant(req.Tenant)
-	if err := checkTenant(req.Tenant, ""); err != nil {
+	if err := call.checkTenant(req.Tenant, ""); err != nil {
 		return nil, err
 	}
 	q := store.ListQuery{Owner: owner, Limit: 50}
@@ -400,7 +400,7 @@ func (s *Service) GetExtendedAgentCard(ctx context.Context, call Call) (*a2a.Age
 	if err := s.admit(call, a2a.MethodGetExtendedAgentCard); err != nil {
 		return nil, err
 	}
-	if err := checkTenant(call.Tenant, ""); err != nil {
+	if err := call.checkTenant(call.Tenant, ""); err != nil {
 		return nil, err
 	}
 	if s.cfg.ExtendedCard == nil {

@@ -235,6 +235,7 @@ func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, 
 		}
 	}
 	tc.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
+	tc.Tenant = strings.TrimPrefix(h.Card.PathPrefix, "/") // TURN-10: an agent is its own tenant
 	if !cardHandler.Runtime(nil).AuthEnabled() {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -28,6 +29,11 @@ type a2aHandlers struct {
 	card   *CardHandler
 	auth   *AuthHandler
 	agent  *AgentHandler
+
+	// ownAuth: the block had an auth block of its own.
+	ownAuth bool
+	// agents are the agent blocks of an a2a block, in order (TURN-10).
+	agents []*namedAgent
 }
 
 // parseA2A parses the a2a directive:
@@ -94,8 +100,16 @@ type a2aHandlers struct {
 //		<agent options…>
 //	}
 //
+//	agent <name> {                  # TURN-10, repeatable: served under /<name>/
+//		card { … }
+//		auth { … }                  # default: the a2a block's
+//		<agent options…>
+//	}
+//
 // It expands into one route holding the a2a_health, a2a_card, a2a_auth and
-// a2a handlers, in that order, so health and card stay public.
+// a2a handlers, in that order, so health and card stay public. Each agent
+// block comes first as a route of its own (see agentRoutes), and the root
+// route then serves the catalog (a2a_agents) after health.
 func parseA2A(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
 	h.Next() // directive name
 	matcherSet, err := h.ExtractMatcherSet()
@@ -107,19 +121,23 @@ func parseA2A(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	var raws []json.RawMessage
-	for _, mod := range []caddyhttp.MiddlewareHandler{hs.health, hs.card, hs.auth, hs.agent} {
-		raw, err := handlerJSON(mod)
-		if err != nil {
-			return nil, h.Errf("encoding a2a handler: %v", err)
-		}
-		raws = append(raws, raw)
+	values, err := agentRoutes(h, hs, matcherSet) // TURN-10: before the root's
+	if err != nil {
+		return nil, err
+	}
+	mods := []caddyhttp.MiddlewareHandler{hs.health, hs.card, hs.auth, hs.agent}
+	if c := hs.catalog(); c != nil {
+		mods = slices.Insert(mods, 1, caddyhttp.MiddlewareHandler(c))
+	}
+	raws, err := handlersJSON(h, mods)
+	if err != nil {
+		return nil, err
 	}
 	route := caddyhttp.Route{HandlersRaw: raws}
 	if matcherSet != nil {
 		route.MatcherSetsRaw = []caddy.ModuleMap{matcherSet}
 	}
-	return []httpcaddyfile.ConfigValue{{Class: "route", Value: route}}, nil
+	return append(values, httpcaddyfile.ConfigValue{Class: "route", Value: route}), nil
 }
 
 // handlerJSON encodes a handler with its "handler" name field.
@@ -139,45 +157,77 @@ func handlerJSON(mod caddyhttp.MiddlewareHandler) (json.RawMessage, error) {
 // unmarshalA2A parses the a2a block; d is positioned after the directive
 // name and matcher.
 func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
-	hs := &a2aHandlers{
+	hs := newA2AHandlers()
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	if err := hs.unmarshalBlock(d, "a2a", true); err != nil {
+		return nil, err
+	}
+	if err := hs.finishAgents(d); err != nil { // TURN-10
+		return nil, err
+	}
+	hs.finish()
+	return hs, nil
+}
+
+// newA2AHandlers returns an empty handler set.
+func newA2AHandlers() *a2aHandlers {
+	return &a2aHandlers{
 		health: new(HealthHandler),
 		card:   new(CardHandler),
 		auth:   new(AuthHandler),
 		agent:  new(AgentHandler),
 	}
-	if d.NextArg() {
-		return nil, d.ArgErr()
-	}
-	blocks := &blockOptions{block: "a2a", suffix: " block", seen: map[string]bool{}}
+}
+
+// unmarshalBlock parses the body of an a2a block (block "a2a") or of an
+// agent block inside it; only the a2a block may hold agent blocks.
+func (hs *a2aHandlers) unmarshalBlock(d *caddyfile.Dispenser, block string, agents bool) error {
+	blocks := &blockOptions{block: block, suffix: " block", seen: map[string]bool{}}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		sub := d.Val()
 		switch sub {
 		case "card", "auth":
 			if err := blocks.once(d); err != nil {
-				return nil, err
+				return err
 			}
 			var err error
 			if sub == "card" {
 				err = hs.card.unmarshalCardBlock(d)
 			} else {
 				err = hs.auth.unmarshalAuthBlock(d)
+				hs.ownAuth = true
 			}
 			if err != nil {
-				return nil, err
+				return err
+			}
+		case "agent":
+			if !agents {
+				return d.Errf("%s: agent blocks do not nest", block)
+			}
+			if err := hs.unmarshalAgent(d); err != nil {
+				return err
 			}
 		default:
 			handled, err := hs.agent.unmarshalOption(d)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if !handled {
-				return nil, d.Errf("unknown a2a subdirective %q", sub)
+				return d.Errf("unknown %s subdirective %q", block, sub)
 			}
 		}
 	}
 	if !blocks.seen["card"] {
-		return nil, d.Err("a2a: a card block with at least a name is required")
+		return d.Errf("%s: a card block with at least a name is required", block)
 	}
+	return nil
+}
+
+// finish derives the card's security schemes from the auth block and
+// attaches card and auth to the agent handler.
+func (hs *a2aHandlers) finish() {
 	s := hs.auth.Config.Schemes(nil)
 	hs.card.Security = &card.Security{
 		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
@@ -189,7 +239,6 @@ func unmarshalA2A(d *caddyfile.Dispenser) (*a2aHandlers, error) {
 		hs.card.Security = nil
 	}
 	hs.agent.attach(hs.card, hs.auth)
-	return hs, nil
 }
 
 // unmarshalOption parses one agent subdirective of the a2a Caddyfile block.

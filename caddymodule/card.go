@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,13 @@ type CardHandler struct {
 	// in JSON, keep it in step with the a2a handler. Default: JSONRPC,
 	// HTTP+JSON.
 	Bindings []string `json:"bindings,omitempty"`
+	// PathPrefix is the path the agent is served under on its site, e.g.
+	// "/planner" for an `agent planner { … }` block (TURN-10): the handler
+	// sees the path with the prefix stripped, and the card's URLs carry it.
+	// The card declares, and the a2a handler holding this card serves, the
+	// A2A tenant of the same name (the prefix without "/"). Default: none
+	// (the site root).
+	PathPrefix string `json:"path_prefix,omitempty"`
 
 	handler *card.Handler
 }
@@ -151,6 +159,8 @@ func (h *CardHandler) options() card.Options {
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
 		Interfaces:        wsInterface(h.WebSocketPath),
+		PathPrefix:        h.PathPrefix,
+		Tenant:            strings.TrimPrefix(h.PathPrefix, "/"), // TURN-10
 	}
 }
 

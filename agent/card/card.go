@@ -172,6 +172,9 @@ type Runtime struct {
 	// EventLogSize is the per-task event log size of resumable streams
 	// (RPC-17); positive advertises StreamResumeExtension with it.
 	EventLogSize int
+	// Tenant is the A2A tenant declared on every interface (TURN-10).
+	// Default: none.
+	Tenant string
 }
 
 // AuthEnabled reports whether any auth scheme is on.

@@ -78,6 +78,14 @@ type Options struct {
 	// Logger receives the warning of a card changed without a version
 	// bump. Nil: no logging.
 	Logger *zap.Logger
+	// PathPrefix, when set (e.g. "/planner"), is appended to the base URL:
+	// the agent is served under that path of its site (TURN-10), so every
+	// supportedInterfaces URL and artifact link carries it. Default: none.
+	PathPrefix string
+	// Tenant, when set, is declared as the `tenant` of every
+	// supportedInterfaces entry (TURN-10: the agent's name, which clients
+	// then send on every request). Default: none.
+	Tenant string
 }
 
 // DefaultJWKSPath is where the JWKS is served when keys must be published
@@ -91,6 +99,9 @@ func (o *Options) Validate() error {
 	}
 	if o.JWKSPath != "" && !strings.HasPrefix(o.JWKSPath, "/") {
 		return errors.New("card jwks_path: must start with /")
+	}
+	if o.PathPrefix != "" && (!strings.HasPrefix(o.PathPrefix, "/") || strings.HasSuffix(o.PathPrefix, "/")) {
+		return errors.New("card path_prefix: must start with / and not end with /")
 	}
 	return nil
 }
@@ -163,6 +174,9 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 	if base == "" && r != nil {
 		base = BaseURL(r, h.trusted(r))
 	}
+	if h.opts.PathPrefix != "" && base != "" {
+		base = strings.TrimSuffix(base, "/") + h.opts.PathPrefix + "/" // TURN-10
+	}
 	return Runtime{
 		BaseURL:           base,
 		Bearer:            h.schemes.Bearer,
@@ -177,6 +191,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		LegacyV03:         h.opts.LegacyV03,
 		UpstreamSkills:    h.upstreamSkills(),
 		EventLogSize:      h.opts.EventLogSize,
+		Tenant:            h.opts.Tenant,
 	}
 }
 

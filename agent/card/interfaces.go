@@ -36,7 +36,7 @@ func (i Interface) URL(base string) string {
 func addInterfaces(c *a2a.AgentCard, base string, rt Runtime) {
 	for _, i := range rt.Interfaces {
 		c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{
-			URL: i.URL(base), ProtocolBinding: i.Binding, ProtocolVersion: a2a.ProtocolVersion,
+			URL: i.URL(base), ProtocolBinding: i.Binding, ProtocolVersion: a2a.ProtocolVersion, Tenant: rt.Tenant,
 		})
 	}
 }

@@ -29,6 +29,9 @@ type TransportConfig struct {
 	// extended card). Default: from the request (Host, TLS), forwarded
 	// headers not trusted.
 	BaseURL func(r *http.Request) string
+	// Tenant is the A2A tenant the endpoint serves (its agent's name,
+	// TURN-10), passed as Call.ServedTenant. Default: none.
+	Tenant string
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -63,7 +66,7 @@ func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agen
 			}
 		}
 	}
-	return agent.Call{Principal: principal, Tenant: tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
+	return agent.Call{Principal: principal, Tenant: tenant, ServedTenant: c.Tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
 		LastEventID: r.Header.Get("Last-Event-ID"), Info: agent.RequestInfoFrom(r.Context())}
 }
 
