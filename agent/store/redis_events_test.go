@@ -158,3 +158,29 @@ func TestDeferredForwardsRedisEvents(t *testing.T) {
 		t.Fatalf("the Redis store did not record the claim: %+v, %v", prior, err)
 	}
 }
+
+// BenchmarkRedisAppendEvent: the cost one published event adds to a turn
+// with store redis (one script round trip; the log trimmed at 1000).
+func BenchmarkRedisAppendEvent(b *testing.B) {
+	s := newTestRedis(b)
+	ev := logEvent("a chunk of streamed output, about as long as a line of text")
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.AppendEvents("bench", []Event{{Seq: uint64(i + 1), Response: ev}}, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRedisClaimMessage: the cost of one send's claim (RPC-18).
+func BenchmarkRedisClaimMessage(b *testing.B) {
+	s := newTestRedis(b)
+	now := time.Now()
+	b.ResetTimer()
+	for i := range b.N {
+		m := SentMessage{Owner: "alice", MessageID: fmt.Sprint("m", i), Target: "context:c", TaskID: "t", BodyHash: "h", At: now}
+		if _, err := s.ClaimMessage(bg, m, now.Add(-time.Hour)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
