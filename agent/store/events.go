@@ -13,7 +13,7 @@ const DefaultEventLogSize = 1000
 // replay (RPC-17): every event of a task, across all of its turns, under a
 // sequence number that strictly increases by one. It is optional: the
 // runtime finds it by a type assertion on its Store (SQLite and Deferred
-// implement it; a Redis store keeps a stream per task). Safe for concurrent
+// implement it; Redis keeps a stream per task, P{t:<id>}:ev). Safe for concurrent
 // use. Reads are by task id only: the caller has checked the task's owner.
 type EventStore interface {
 	// LastEventSeq returns the sequence number of the task's last event
@@ -24,7 +24,8 @@ type EventStore interface {
 	// The events are durable no later than the task's next durable write
 	// (PutTask, PutTaskWithJobs) returns: SQLite writes them in that
 	// write's transaction, together with the state they led to; a store
-	// may also write them at once. It does not block on I/O for long.
+	// may also write them at once (Redis does, so other instances see
+	// them). It does not block on I/O for long.
 	AppendEvents(taskID string, evs []Event, keep int) error
 	// Events returns the task's logged events with a sequence number above
 	// after, ascending (none when after is the last one). It returns
@@ -57,7 +58,8 @@ type SentMessage struct {
 }
 
 // SentMessageStore remembers sent message ids for RPC-18. It is optional
-// (found by a type assertion on the runtime's Store). Safe for concurrent
+// (found by a type assertion on the runtime's Store; SQLite, Redis and
+// Deferred implement it). Safe for concurrent
 // use; ClaimMessage is atomic per (Owner, MessageID, Target), also across
 // instances sharing the store.
 type SentMessageStore interface {

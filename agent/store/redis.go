@@ -43,7 +43,8 @@ type RedisOptions struct {
 
 // Redis is the shared Store (SCALE-1): several gateway instances on one
 // Redis deployment (standalone, Sentinel or Cluster) see the same tasks,
-// contexts, push configs and outbox, and take the same context leases.
+// contexts, push configs and outbox, task event logs (RPC-17) and sent
+// message ids (RPC-18), and take the same context leases.
 // Every key of one task shares the hash tag {t:<id>}, every index of one
 // owner {o:<owner>}, so that the scripts that must be atomic touch one
 // slot. See SCHEMA.md ("Redis store") for the key layout.

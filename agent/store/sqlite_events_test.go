@@ -32,9 +32,10 @@ func eventSeqs(evs []Event) []uint64 {
 	return out
 }
 
-// RPC-17: appended events are readable at once (pending), written with the
-// task's next write, bounded at keep per task, replayed after a seq, and
-// dropped with the task.
+// RPC-17, SQLite specifics (the store-generic semantics are
+// TestEventLogConformance): appended events are readable at once
+// (pending), written with the task's next write, pruned to keep rows, not
+// written by a refused write, and dropped with the task.
 func TestSQLiteEventLog(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := context.Background()
@@ -69,19 +70,8 @@ func TestSQLiteEventLog(t *testing.T) {
 	if err := s.PutTask(ctx, "alice", task); err != nil {
 		t.Fatal(err)
 	}
-	if evs, err := s.Events(ctx, "t1", 3); err != nil || fmt.Sprint(eventSeqs(evs)) != "[4 5 6 7 8]" {
-		t.Errorf("Events(3) = %v, %v; want [4 5 6 7 8]", eventSeqs(evs), err)
-	}
-	if evs, err := s.Events(ctx, "t1", 6); err != nil || fmt.Sprint(eventSeqs(evs)) != "[7 8]" || evs[0].Response.StatusUpdate.Status.Message.MessageID != "e7" {
-		t.Errorf("Events(6) = %v, %v; want [7 8] with their bodies", eventSeqs(evs), err)
-	}
-	if evs, err := s.Events(ctx, "t1", 8); err != nil || len(evs) != 0 {
-		t.Errorf("Events(last) = %v, %v; want none", eventSeqs(evs), err)
-	}
-	for _, after := range []uint64{0, 2, 9} {
-		if _, err := s.Events(ctx, "t1", after); !errors.Is(err, ErrEventsGone) {
-			t.Errorf("Events(%d) with 4..8 held = %v, want ErrEventsGone", after, err)
-		}
+	if err := s.rdb.QueryRow(`SELECT COUNT(*) FROM task_events WHERE task_id = 't1'`).Scan(&rows); err != nil || rows != 5 {
+		t.Errorf("events table holds %d rows after pruning (%v), want 5", rows, err)
 	}
 	if n, _ := s.LastEventSeq(ctx, "t1"); n != 8 {
 		t.Errorf("LastEventSeq from the table = %d, want 8", n)
@@ -137,52 +127,6 @@ func TestStoredBusUnwatchedTurn(t *testing.T) {
 	}
 	if evs, err := s.Events(ctx, "t3", 2); err != nil || len(evs) != 1 || evs[0].Seq != 3 {
 		t.Errorf("replay of the end event: %v %v", evs, err)
-	}
-}
-
-// RPC-17: a log opened over the stored events of earlier turns numbers on
-// from them, and a subscription from before the turn replays the stored
-// events, then the turn's, then live ones, without gap or duplicate.
-func TestStoredBusReplaysAcrossTurns(t *testing.T) {
-	s, _ := newTestStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	task := &a2a.Task{ID: "t2", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-	bus := NewStoredBus(s)
-	turn1, _ := bus.Open("t2", LogOptions{})
-	watcher, err := turn1.Subscribe(0) // a watched turn stores every event
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		turn1.Publish(logEvent("one"))
-	}
-	turn1.Close()
-	watcher.Close()
-	if err := s.PutTask(ctx, "alice", task); err != nil {
-		t.Fatal(err)
-	}
-	last, _ := s.LastEventSeq(ctx, "t2")
-	turn2, _ := bus.Open("t2", LogOptions{After: last})
-	if seq := turn2.Publish(logEvent("two")); seq != 4 {
-		t.Fatalf("first event of the second turn numbered %d, want 4", seq)
-	}
-	sub, err := turn2.Subscribe(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	turn2.Publish(logEvent("live"))
-	turn2.Close()
-	var got []uint64
-	for {
-		ev, ok := sub.Next(ctx)
-		if !ok {
-			break
-		}
-		got = append(got, ev.Seq)
-	}
-	if fmt.Sprint(got) != "[2 3 4 5]" {
-		t.Errorf("resumed after 1 across the turn boundary: %v, want [2 3 4 5]", got)
 	}
 }
 

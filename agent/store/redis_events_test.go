@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sameRedis opens a second store handle on s's Redis and key prefix: a
+// second gateway instance.
+func sameRedis(t *testing.T, s *Redis) *Redis {
+	t.Helper()
+	o, err := OpenRedis(context.Background(), RedisOptions{URLs: []string{"redis://" + redisAddr(t) + "/0"}, KeyPrefix: s.p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = o.Close() })
+	return o
+}
+
+// TestRedisEventLogShared (RPC-17, SCALE-1): events appended on one
+// instance are read by another at once (no task write between), the
+// stream holds exactly keep entries under the task's hash tag, and a
+// retried append adds no duplicate.
+func TestRedisEventLogShared(t *testing.T) {
+	a := newTestRedis(t)
+	b := sameRedis(t, a)
+	ctx := context.Background()
+	if err := a.AppendEvents("t1", seqEvents(1, 6), 4); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.LastEventSeq(ctx, "t1"); err != nil || n != 6 {
+		t.Fatalf("LastEventSeq on the other instance = %d, %v; want 6", n, err)
+	}
+	if evs, err := b.Events(ctx, "t1", 2); err != nil || fmt.Sprint(eventSeqs(evs)) != "[3 4 5 6]" {
+		t.Fatalf("Events(2) on the other instance = %v, %v; want [3 4 5 6]", eventSeqs(evs), err)
+	}
+	// A retry of appended events (and an overlap) writes only the new one.
+	if err := b.AppendEvents("t1", seqEvents(5, 7), 4); err != nil {
+		t.Fatal(err)
+	}
+	key := a.eventsKey("t1")
+	if key != a.p+"{t:t1}:ev" {
+		t.Errorf("event log key %q is not under the task's hash tag", key)
+	}
+	if n, err := a.c.XLen(ctx, key).Result(); err != nil || n != 4 {
+		t.Errorf("XLEN = %d, %v; want keep (4)", n, err)
+	}
+	if evs, err := a.Events(ctx, "t1", 3); err != nil || fmt.Sprint(eventSeqs(evs)) != "[4 5 6 7]" {
+		t.Errorf("Events(3) after the retry = %v, %v; want [4 5 6 7]", eventSeqs(evs), err)
+	}
+	if err := a.AppendEvents("t1", []Event{{Seq: 0}}, 4); err == nil {
+		t.Error("an event without a sequence number was accepted")
+	}
+}
+
+// TestRedisClaimOnceAcrossInstances (RPC-18, SCALE-1): concurrent claims
+// of one message id on several instances: exactly one records it, every
+// other one gets that record; the record expires with its window.
+func TestRedisClaimOnceAcrossInstances(t *testing.T) {
+	first := newTestRedis(t)
+	stores := []*Redis{first, sameRedis(t, first), sameRedis(t, first)}
+	ctx := context.Background()
+	now := time.Now()
+	const n = 24
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	winners := map[string]int{}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := SentMessage{Owner: "alice", MessageID: "m1", Target: "context:c", TaskID: fmt.Sprint("t", i), BodyHash: "h", At: now}
+			prior, err := stores[i%len(stores)].ClaimMessage(ctx, m, now.Add(-time.Minute))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Error(err)
+			case prior == nil:
+				winners[m.TaskID]++
+			default:
+				winners["prior:"+prior.TaskID]++
+			}
+		}()
+	}
+	wg.Wait()
+	var won string
+	for k, v := range winners {
+		if len(k) < 6 || k[:6] != "prior:" {
+			if won != "" || v != 1 {
+				t.Fatalf("more than one claim recorded: %v", winners)
+			}
+			won = k
+		}
+	}
+	if won == "" || winners["prior:"+won] != n-1 {
+		t.Fatalf("claims: %v; want one winner and %d answers naming it", winners, n-1)
+	}
+	key := first.sentKey("alice", "m1", "context:c")
+	pttl, err := first.c.PTTL(ctx, key).Result()
+	if err != nil || pttl <= 55*time.Second || pttl > time.Minute+sentMargin {
+		t.Errorf("PTTL of the record = %v, %v; want about the window (1m) + %v", pttl, err, sentMargin)
+	}
+	if key != first.p+"{o:alice}:sent:m1:~"+b64("context:c") {
+		t.Errorf("sent key %q: not under the owner's hash tag with escaped parts", key)
+	}
+}
+
+// TestRedisEventsClosed: the EventStore and SentMessageStore methods fail
+// with ErrClosed after Close.
+func TestRedisEventsClosed(t *testing.T) {
+	s := newTestRedis(t)
+	_ = s.Close()
+	ctx := context.Background()
+	if err := s.AppendEvents("t", seqEvents(1, 1), 0); err != ErrClosed {
+		t.Errorf("AppendEvents: %v", err)
+	}
+	if _, err := s.LastEventSeq(ctx, "t"); err != ErrClosed {
+		t.Errorf("LastEventSeq: %v", err)
+	}
+	if _, err := s.Events(ctx, "t", 0); err != ErrClosed {
+		t.Errorf("Events: %v", err)
+	}
+	if _, err := s.ClaimMessage(ctx, SentMessage{Owner: "o", MessageID: "m", At: time.Now()}, time.Now()); err != ErrClosed {
+		t.Errorf("ClaimMessage: %v", err)
+	}
+	if err := s.ForgetMessage(ctx, "o", "m", ""); err != ErrClosed {
+		t.Errorf("ForgetMessage: %v", err)
+	}
+}
+
+// TestDeferredForwardsRedisEvents (RPC-17, RPC-18): a Deferred over the
+// Redis store forwards the event log and the sent messages to it.
+func TestDeferredForwardsRedisEvents(t *testing.T) {
+	r := newTestRedis(t)
+	d := NewDeferred()
+	if err := d.Open(r); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := d.AppendEvents("t", seqEvents(1, 2), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.LastEventSeq(ctx, "t"); err != nil || n != 2 {
+		t.Fatalf("the Redis store holds last seq %d, %v; want 2", n, err)
+	}
+	if evs, err := d.Events(ctx, "t", 1); err != nil || fmt.Sprint(eventSeqs(evs)) != "[2]" {
+		t.Fatalf("Events through Deferred = %v, %v", eventSeqs(evs), err)
+	}
+	m := SentMessage{Owner: "o", MessageID: "m", Target: "context:", TaskID: "t", At: time.Now()}
+	if prior, err := d.ClaimMessage(ctx, m, m.At.Add(-time.Minute)); err != nil || prior != nil {
+		t.Fatalf("first claim through Deferred: %+v, %v", prior, err)
+	}
+	if prior, err := r.ClaimMessage(ctx, m, m.At.Add(-time.Minute)); err != nil || prior == nil {
+		t.Fatalf("the Redis store did not record the claim: %+v, %v", prior, err)
+	}
+}
+
+// BenchmarkRedisAppendEvent: the cost one published event adds to a turn
+// with store redis (one script round trip; the log trimmed at 1000).
+func BenchmarkRedisAppendEvent(b *testing.B) {
+	s := newTestRedis(b)
+	ev := logEvent("a chunk of streamed output, about as long as a line of text")
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.AppendEvents("bench", []Event{{Seq: uint64(i + 1), Response: ev}}, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRedisClaimMessage: the cost of one send's claim (RPC-18).
+func BenchmarkRedisClaimMessage(b *testing.B) {
+	s := newTestRedis(b)
+	now := time.Now()
+	b.ResetTimer()
+	for i := range b.N {
+		m := SentMessage{Owner: "alice", MessageID: fmt.Sprint("m", i), Target: "context:c", TaskID: "t", BodyHash: "h", At: now}
+		if _, err := s.ClaimMessage(bg, m, now.Add(-time.Hour)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

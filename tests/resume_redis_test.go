@@ -1,0 +1,174 @@
+package tests
+
+// Resumable streams and idempotent sends across gateway instances on one
+// Redis (RPC-17, RPC-18, SCALE-1): the event log and the sent message ids
+// live in the shared store, so another instance replays a task's events
+// and recognises a resent messageId.
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
+
+// resumeRedisGateways starts two gateways with the slow echo backend on
+// one real redis-server.
+func resumeRedisGateways(t *testing.T) (a, b string) {
+	t.Helper()
+	addr := harness.StartRedis(t)
+	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
+	site := "a2a {\n\tcard {\n\t\tname resume\n\t}\n\t" + protoSlowEcho + "\n}"
+	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	return ga.URL, gb.URL
+}
+
+// sseStates returns "<sse id>:<state or kind>" of every event.
+func sseStates(evs []harness.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		kind := eventStateOf(ev)
+		if kind == "" {
+			for k := range ev.Map {
+				kind = k
+			}
+		}
+		out = append(out, ev.SSEID+":"+kind)
+	}
+	return out
+}
+
+// TestRedisResumeOnOtherInstance (RPC-17, SCALE-1): a stream of a task on
+// A, canceled mid-turn (a terminal task); SubscribeToTask on B with
+// Last-Event-ID replays exactly A's events after that id, then ends. A
+// follow-up turn on B numbers its events on from A's.
+func TestRedisResumeOnOtherInstance(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+
+	// A first turn to the end (INPUT_REQUIRED), then a second one on A
+	// canceled after its first chunk: CANCELED is terminal.
+	m := protoMsg("resume me elsewhere", "", "")
+	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
+	first := s.RestEvents(30 * time.Second)
+	if len(first) < 3 || first[0].Map["task"] == nil || eventStateOf(first[len(first)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("first turn on A: %v", sseStates(first))
+	}
+	taskID := first[0].Map["task"].(map[string]any)["id"].(string)
+	wantConsecutive(t, "first turn on A", sseSeqs(t, first[1:]), 1)
+	end1 := sseSeqs(t, first[1:])[len(first)-2]
+
+	s2 := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("and again", "", taskID)}, harness.ID("s2"))
+	var second []harness.Event
+	for len(second) < 3 { // Task, WORKING, the first chunk
+		ev, ok := s2.NextEvent(30 * time.Second)
+		if !ok {
+			t.Fatalf("second turn on A ended after %v", sseStates(second))
+		}
+		second = append(second, ev)
+	}
+	if _, rerr := harness.RPC(t, a, "", "CancelTask", map[string]any{"id": taskID}); rerr != nil {
+		t.Fatalf("CancelTask on A: %v", rerr)
+	}
+	second = append(second, s2.RestEvents(30*time.Second)...)
+	if eventStateOf(second[len(second)-1]) != "TASK_STATE_CANCELED" {
+		t.Fatalf("second turn on A: %v, want it to end CANCELED", sseStates(second))
+	}
+	seqs2 := sseSeqs(t, second[1:])
+	wantConsecutive(t, "second turn on A", seqs2, end1+1)
+	onA := append(append([]harness.Event(nil), first[1:]...), second[1:]...)
+
+	// B, after the turn: Last-Event-ID 2 replays A's events 3… and ends.
+	r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r1"), harness.Header("Last-Event-ID", "2"))
+	replay := r.RestEvents(30 * time.Second)
+	if got, want := sseStates(replay), sseStates(onA[2:]); !slices.Equal(got, want) {
+		t.Fatalf("replay on B after 2:\n got %v\nwant %v (A's events after 2, then the end)", got, want)
+	}
+	// Every event id of the log works as a resume point on B, the last
+	// one included (nothing to replay: the stream just ends).
+	last := seqs2[len(seqs2)-1]
+	for _, after := range []uint64{0, end1, last} {
+		r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r2"), harness.Header("Last-Event-ID", fmt.Sprint(after)))
+		got := r.RestEvents(30 * time.Second)
+		if want := sseStates(onA[after:]); !slices.Equal(sseStates(got), want) {
+			t.Fatalf("replay on B after %d: %v, want %v", after, sseStates(got), want)
+		}
+	}
+}
+
+// TestRedisResumeNumbersAcrossInstances (RPC-17, SCALE-1): a follow-up
+// turn on B numbers its events on from the first turn's on A, and a
+// subscription on B from before B's turn replays A's events too.
+func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("one", "", "")}, harness.ID("s1"))
+	first := s.RestEvents(30 * time.Second)
+	if len(first) < 3 || first[0].Map["task"] == nil {
+		t.Fatalf("first turn on A: %v", sseStates(first))
+	}
+	taskID := first[0].Map["task"].(map[string]any)["id"].(string)
+	end1 := sseSeqs(t, first[1:])[len(first)-2]
+	s2 := harness.StreamRPC(t, b, "", "SendStreamingMessage", map[string]any{"message": protoMsg("two", "", taskID)}, harness.ID("s2"))
+	second := s2.RestEvents(30 * time.Second)
+	if len(second) < 3 || eventStateOf(second[len(second)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("second turn on B: %v", sseStates(second))
+	}
+	wantConsecutive(t, "second turn on B (numbered on from A's turn)", sseSeqs(t, second[1:]), end1+1)
+	// B replays both turns from 1 (the task at rest: the replay, then the
+	// stream waits for a next turn, so it is read up to the last event).
+	h := harness.StreamHTTP(t, "GET", b+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"))
+	want := sseStates(append(append([]harness.Event(nil), first[2:]...), second[1:]...))
+	var got []harness.Event
+	for len(got) < len(want) {
+		ev, ok := h.NextEvent(30 * time.Second)
+		if !ok {
+			break
+		}
+		got = append(got, ev)
+	}
+	h.Close()
+	if !slices.Equal(sseStates(got), want) {
+		t.Fatalf("replay on B across both turns:\n got %v\nwant %v", sseStates(got), want)
+	}
+}
+
+// TestRedisIdempotentSendAcrossInstances (RPC-18, SCALE-1): the same
+// messageId sent to A, then to B (blocking, then streaming) starts one
+// turn: B answers with A's task and streams A's turn's events.
+func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+	m := protoMsg("only once, anywhere", "", "")
+	first := scaleSend(t, a, m)
+	again := scaleSend(t, b, m)
+	if again["id"] != first["id"] || harness.TaskState(again) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("resend on B: task %v (%s), want A's task %v", again["id"], harness.TaskState(again), first["id"])
+	}
+	if h := historyTexts(again); len(h) != len(historyTexts(first)) {
+		t.Fatalf("resend on B: history %v, want A's %v (no second turn)", h, historyTexts(first))
+	}
+	for _, url := range []string{a, b} {
+		if _, total, _ := scaleList(t, url, map[string]any{}); total != 1 {
+			t.Fatalf("ListTasks: %d tasks after a resend, want 1 (one turn)", total)
+		}
+	}
+	s := harness.StreamRPC(t, b, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
+	evs := s.RestEvents(30 * time.Second)
+	if len(evs) < 2 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("streaming resend on B: %v, want A's turn ending INPUT_REQUIRED", sseStates(evs))
+	}
+	wantConsecutive(t, "streaming resend on B", sseSeqs(t, evs), 1)
+	for _, ev := range evs {
+		if su, _ := ev.Map["statusUpdate"].(map[string]any); su == nil && ev.Map["artifactUpdate"] == nil {
+			t.Fatalf("streaming resend on B sent %v, want the first turn's events only", ev.Map)
+		}
+	}
+	other := map[string]any{"messageId": m["messageId"], "role": "ROLE_USER", "parts": []any{map[string]any{"text": "something else"}}}
+	if _, rerr := harness.RPC(t, b, "", "SendMessage", map[string]any{"message": other}); rerr == nil || rerr["code"] != float64(-32602) {
+		t.Fatalf("same messageId, other body on B: %v, want -32602", rerr)
+	}
+	if _, total, _ := scaleList(t, b, map[string]any{}); total != 1 {
+		t.Fatalf("ListTasks: %d tasks after the resends, want 1", total)
+	}
+}
