@@ -135,12 +135,22 @@ func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
 }
 
 // TestRedisIdempotentSendAcrossInstances (RPC-18, SCALE-1): the same
-// messageId sent to A, then to B (blocking, then streaming) starts one
-// turn: B answers with A's task and streams A's turn's events.
+// messageId streamed to A, then sent to B (blocking, then streaming)
+// starts one turn: B answers with A's task and streams A's turn's events.
+// (A blocking first send is nobody's stream: its turn keeps only its last
+// event, and a streaming resend gets the task snapshot.)
 func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
 	m := protoMsg("only once, anywhere", "", "")
-	first := scaleSend(t, a, m)
+	orig := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s0")).RestEvents(30 * time.Second)
+	if len(orig) == 0 || orig[0].Map["task"] == nil {
+		t.Fatalf("first send on A: %v", sseStates(orig))
+	}
+	res, rerr := harness.RPC(t, a, "", "GetTask", map[string]any{"id": orig[0].Map["task"].(map[string]any)["id"]})
+	if rerr != nil {
+		t.Fatalf("GetTask on A: %v", rerr)
+	}
+	first := res
 	again := scaleSend(t, b, m)
 	if again["id"] != first["id"] || harness.TaskState(again) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("resend on B: task %v (%s), want A's task %v", again["id"], harness.TaskState(again), first["id"])
