@@ -419,8 +419,11 @@ func TestMultiAgentReloadAddsAgent(t *testing.T) {
 	if len(events) == 0 || bkState(events[len(events)-1]) != "TASK_STATE_INPUT_REQUIRED" && bkState(events[len(events)-1]) != "TASK_STATE_COMPLETED" {
 		t.Errorf("root stream across the reload ended with %v", describeLast(events))
 	}
-	// The shell agent still has its task, and the new agent does not.
-	if res, e := harness.RPC(t, gw.URL+"/shell/", "", "GetTask", map[string]any{"id": shellTask}); e != nil || res["id"] != shellTask {
+	// The shell agent still has its task, and the new agent does not. (A
+	// new connection: the old server closed the idle ones at the end of
+	// its grace period, which a pooled connection may race with.)
+	fresh := harness.Client(&http.Client{Timeout: 30 * time.Second})
+	if res, e := harness.RPC(t, gw.URL+"/shell/", "", "GetTask", map[string]any{"id": shellTask}, fresh); e != nil || res["id"] != shellTask {
 		t.Errorf("shell task after the reload: %v %v", res, e)
 	}
 	_, e := harness.RPC(t, gw.URL+"/extra/", "", "GetTask", map[string]any{"id": shellTask})
