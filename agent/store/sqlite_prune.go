@@ -153,17 +153,7 @@ func (s *SQLite) pruneRows(ctx context.Context, scan, del string, cut int64, bat
 		}
 		n := len(ids)
 		if !dryRun {
-			if n, err = s.do(ctx, func(w *writer, _ int64) (int, error) {
-				removed := 0
-				for _, id := range ids {
-					k, err := w.exec(del, id, cut)
-					if err != nil {
-						return 0, err
-					}
-					removed += int(k)
-				}
-				return removed, nil
-			}); err != nil {
+			if n, err = deleteEach(ctx, s, del, ids, cut); err != nil {
 				return total, err
 			}
 		}
@@ -201,17 +191,7 @@ func (s *SQLite) pruneDead(ctx context.Context, cut int64, batch int, dryRun boo
 		}
 		n := len(ids)
 		if !dryRun {
-			if n, err = s.do(ctx, func(w *writer, _ int64) (int, error) {
-				removed := 0
-				for _, id := range ids {
-					k, err := w.exec(pruneDeleteDead, id, cut)
-					if err != nil {
-						return 0, err
-					}
-					removed += int(k)
-				}
-				return removed, nil
-			}); err != nil {
+			if n, err = deleteEach(ctx, s, pruneDeleteDead, ids, cut); err != nil {
 				return total, err
 			}
 			if n == 0 {
@@ -224,4 +204,20 @@ func (s *SQLite) pruneDead(ctx context.Context, cut int64, batch int, dryRun boo
 		}
 	}
 	return total, ctx.Err()
+}
+
+// deleteEach runs del (id, cut) for every id in one write transaction and
+// returns how many rows went.
+func deleteEach[K any](ctx context.Context, s *SQLite, del string, ids []K, cut int64) (int, error) {
+	return s.do(ctx, func(w *writer, _ int64) (int, error) {
+		removed := 0
+		for _, id := range ids {
+			k, err := w.exec(del, id, cut)
+			if err != nil {
+				return 0, err
+			}
+			removed += int(k)
+		}
+		return removed, nil
+	})
 }
