@@ -125,9 +125,15 @@ func stdioConfig(adapted []byte, site string) ([]byte, stdioCandidate, time.Dura
 	if err != nil {
 		return nil, stdioCandidate{}, 0, err
 	}
-	apps := map[string]any{"a2a_stdio": map[string]json.RawMessage{"handler": cand.handler}}
+	handler, err := withoutRedisRPC(cand.handler)
+	if err != nil {
+		return nil, stdioCandidate{}, 0, err
+	}
+	apps := map[string]any{"a2a_stdio": map[string]json.RawMessage{"handler": handler}}
 	if a2aApp, ok := in.Apps["a2a"]; ok {
-		apps["a2a"] = a2aApp
+		if apps["a2a"], err = withoutRedisRPC(a2aApp); err != nil {
+			return nil, stdioCandidate{}, 0, err
+		}
 	}
 	out := map[string]any{
 		"admin": map[string]any{"disabled": true, "config": map[string]any{"persist": false}},
@@ -141,6 +147,23 @@ func stdioConfig(adapted []byte, site string) ([]byte, stdioCandidate, time.Dura
 	}
 	b, err := json.Marshal(out)
 	return b, cand, grace, err
+}
+
+// withoutRedisRPC drops the redis_rpc block of a handler's or the a2a
+// app's JSON: stdio serves stdin/stdout only (XPORT-4, no listener), so it
+// does not join the site's Redis consumer group — it would take requests
+// of the HTTP gateway's clients into another data_dir — and there is no
+// http app whose a2a_auth a Redis consumer would authenticate with.
+func withoutRedisRPC(raw json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("reading the config: %w", err)
+	}
+	if _, ok := m["redis_rpc"]; !ok {
+		return raw, nil
+	}
+	delete(m, "redis_rpc")
+	return json.Marshal(m)
 }
 
 // stdioSiteOf reads the service of the loaded StdioApp, once its store
