@@ -77,6 +77,7 @@ func (w confError) code(kind string) int {
 // confEnv is what the cases of one binding remember (task ids).
 type confEnv struct {
 	binding string
+	base    string // the gateway's base URL
 	task    string // alice's first task (input-required)
 	task2   string // alice's task that is canceled
 }
@@ -272,11 +273,10 @@ func confTable() []confCase {
 		{
 			Name: "unknown method", Method: "NoSuchMethod",
 			Params: func(*confEnv) map[string]any { return map[string]any{} },
-			Want:   confOutcome{Err: &confError{RPC: -32601, Reason: "METHOD_NOT_FOUND"}},
+			// gRPC: a method lf.a2a.v1.A2AService lacks.
+			Want: confOutcome{Err: &confError{RPC: -32601, GRPC: codes.Unimplemented, Reason: "METHOD_NOT_FOUND"}},
 			Differs: map[string]confOutcome{
 				bREST: {NA: "HTTP+JSON has no method names: an unknown path is no A2A route"},
-				// A method the service lacks is grpc-go's UNIMPLEMENTED.
-				bGRPC: {Err: &confError{GRPC: codes.Unimplemented}},
 			},
 		},
 		{
@@ -346,12 +346,22 @@ func confTable() []confCase {
 		{
 			Name: "GetExtendedAgentCard", Method: "GetExtendedAgentCard",
 			Params: func(*confEnv) map[string]any { return map[string]any{} },
-			Want: confOutcome{Check: func(t *testing.T, _ *confEnv, res map[string]any, _ []map[string]any) {
-				b, _ := json.Marshal(res["supportedInterfaces"])
-				if res["name"] != "conf" || !strings.Contains(string(b), `"GRPC"`) || !strings.Contains(string(b), `"websocket"`) {
-					t.Fatalf("extended card %v", res)
-				}
+			Want: confOutcome{Check: func(t *testing.T, e *confEnv, res map[string]any, _ []map[string]any) {
+				confCheckExtendedCard(t, res, e.base)
 			}},
+			// Redis and stdio calls have no HTTP request to derive the
+			// card's base URL from: without public_url the interfaces
+			// fall back to http://127.0.0.1/ (port 80), not the site's
+			// address — a known deviation (see the issue 14 report); the
+			// card is otherwise the same.
+			Differs: map[string]confOutcome{
+				bRedis: {Check: func(t *testing.T, _ *confEnv, res map[string]any, _ []map[string]any) {
+					confCheckExtendedCard(t, res, "")
+				}},
+				bStdio: {Check: func(t *testing.T, _ *confEnv, res map[string]any, _ []map[string]any) {
+					confCheckExtendedCard(t, res, "")
+				}},
+			},
 		},
 		{
 			Name: "SendStreamingMessage ends input-required", Method: "SendStreamingMessage", Stream: true,
@@ -380,6 +390,30 @@ func confTable() []confCase {
 			Params: func(*confEnv) map[string]any { return map[string]any{} },
 			Want:   confOutcome{Err: &confError{RPC: -32602, HTTP: 400, GRPC: codes.InvalidArgument, Reason: "INVALID_PARAMS"}},
 		},
+	}
+}
+
+// confCheckExtendedCard checks the extended card of the conformance
+// gateway: its name and the four interfaces, at base when base is set.
+func confCheckExtendedCard(t *testing.T, res map[string]any, base string) {
+	t.Helper()
+	ifaces, _ := res["supportedInterfaces"].([]any)
+	got := map[string]string{}
+	for _, i := range ifaces {
+		m, _ := i.(map[string]any)
+		u, _ := m["url"].(string)
+		b, _ := m["protocolBinding"].(string)
+		got[b] = u
+	}
+	if res["name"] != "conf" || len(got) != 4 || got["JSONRPC"] == "" || got["HTTP+JSON"] == "" || got["GRPC"] == "" || got["websocket"] == "" {
+		t.Fatalf("extended card %v, want conf with JSONRPC, HTTP+JSON, GRPC and websocket", res)
+	}
+	if base == "" {
+		return
+	}
+	hostPort := strings.TrimPrefix(base, "http://")
+	if got["JSONRPC"] != base+"/" || got["HTTP+JSON"] != base+"/" || got["GRPC"] != hostPort || got["websocket"] != "ws://"+hostPort+"/ws" {
+		t.Fatalf("extended card interfaces %v, want them at %s", got, base)
 	}
 }
 
@@ -439,7 +473,7 @@ func TestConformanceBindings(t *testing.T) {
 	for _, binding := range confBindings {
 		t.Run(binding, func(t *testing.T) {
 			d := drivers[binding](t)
-			env := &confEnv{binding: binding}
+			env := &confEnv{binding: binding, base: gw.URL}
 			for _, c := range table {
 				want := c.Want
 				if o, ok := c.Differs[binding]; ok {
