@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -97,7 +98,7 @@ func openStdio(cfg cli.StdioConfig) (*cli.StdioSite, error) {
 		return nil, fmt.Errorf("starting the site: %w", err)
 	}
 	stop := sync.OnceFunc(func() { _ = caddy.Stop() })
-	site, err := stdioSiteOf(stop)
+	site, err := stdioSiteOf(stop, siteRequest(cand.listen, cand.hosts, cand.tls))
 	if err != nil {
 		stop()
 		return nil, err
@@ -167,8 +168,9 @@ func withoutRedisRPC(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // stdioSiteOf reads the service of the loaded StdioApp, once its store
-// (and push key ring) are open.
-func stdioSiteOf(stop func()) (*cli.StdioSite, error) {
+// (and push key ring) are open; siteReq stands for a request to the site
+// (siteRequest), for the card's base URL.
+func stdioSiteOf(stop func(), siteReq *http.Request) (*cli.StdioSite, error) {
 	appIface, err := caddy.ActiveContext().AppIfConfigured("a2a_stdio")
 	if err != nil {
 		return nil, fmt.Errorf("the stdio app did not load: %w", err)
@@ -191,7 +193,7 @@ func stdioSiteOf(stop func()) (*cli.StdioSite, error) {
 		Stop:         stop,
 	}
 	if h.Card != nil && h.Card.handler != nil {
-		site.BaseURL = h.Card.handler.Runtime(nil).BaseURL
+		site.BaseURL = h.Card.handler.Runtime(siteReq).BaseURL
 	}
 	return site, nil
 }

@@ -349,19 +349,6 @@ func confTable() []confCase {
 			Want: confOutcome{Check: func(t *testing.T, e *confEnv, res map[string]any, _ []map[string]any) {
 				confCheckExtendedCard(t, res, e.base)
 			}},
-			// Redis and stdio calls have no HTTP request to derive the
-			// card's base URL from: without public_url the interfaces
-			// fall back to http://127.0.0.1/ (port 80), not the site's
-			// address — a known deviation (see the issue 14 report); the
-			// card is otherwise the same.
-			Differs: map[string]confOutcome{
-				bRedis: {Check: func(t *testing.T, _ *confEnv, res map[string]any, _ []map[string]any) {
-					confCheckExtendedCard(t, res, "")
-				}},
-				bStdio: {Check: func(t *testing.T, _ *confEnv, res map[string]any, _ []map[string]any) {
-					confCheckExtendedCard(t, res, "")
-				}},
-			},
 		},
 		{
 			Name: "SendStreamingMessage ends input-required", Method: "SendStreamingMessage", Stream: true,
