@@ -23,6 +23,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,8 @@ type confError struct {
 	HTTP   int        // HTTP status (HTTP+JSON; an HTTP refusal before JSON-RPC)
 	GRPC   codes.Code // gRPC status code
 	Reason string     // ErrorInfo reason ("" = none expected)
+	// Meta, when set, must be the ErrorInfo metadata.
+	Meta map[string]string
 }
 
 // code is the expected code in the code space of kind (-1: none).
@@ -193,9 +196,28 @@ func confTable() []confCase {
 			}},
 		},
 		{
+			Name: "SendMessage follow-up continues the task", Method: "SendMessage",
+			Params: func(e *confEnv) map[string]any {
+				m := confMessage("follow up")
+				m["message"].(map[string]any)["taskId"] = e.task
+				return m
+			},
+			Want: confOutcome{Check: func(t *testing.T, e *confEnv, res map[string]any, _ []map[string]any) {
+				task := taskOf(t, res)
+				wantState(t, task, "TASK_STATE_INPUT_REQUIRED")
+				if task["id"] != e.task {
+					t.Fatalf("follow-up answered task %v, want %s", task["id"], e.task)
+				}
+				if b, _ := json.Marshal(task); !strings.Contains(string(b), "Echo: follow up") {
+					t.Fatalf("no echo of the follow-up: %s", b)
+				}
+			}},
+		},
+		{
 			Name: "GetTask unknown id", Method: "GetTask",
 			Params: func(*confEnv) map[string]any { return map[string]any{"id": "no-such-task"} },
-			Want:   confOutcome{Err: notFound},
+			Want: confOutcome{Err: &confError{RPC: -32001, HTTP: 404, GRPC: codes.NotFound, Reason: "TASK_NOT_FOUND",
+				Meta: map[string]string{"taskId": "no-such-task"}}},
 		},
 		{
 			Name: "ListTasks ok", Method: "ListTasks",
@@ -505,7 +527,8 @@ func confRun(t *testing.T, d confDriver, env *confEnv, c confCase, want confOutc
 		if got == nil {
 			t.Fatalf("%s: got a result %s %s, want error %+v", c.Method, res, events, *want.Err)
 		}
-		if code := want.Err.code(got.Kind); code == 0 || code == -1 || code != got.Code || got.Reason != want.Err.Reason {
+		if code := want.Err.code(got.Kind); code == 0 || code == -1 || code != got.Code || got.Reason != want.Err.Reason ||
+			want.Err.Meta != nil && !maps.Equal(want.Err.Meta, got.Meta) {
 			t.Fatalf("%s: got %s, want %+v", c.Method, got, *want.Err)
 		}
 		return

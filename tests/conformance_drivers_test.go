@@ -45,17 +45,18 @@ const (
 
 // confErr is a carrier's error reduced to its code and ErrorInfo reason.
 type confErr struct {
-	Kind   string // confKind*
-	Code   int    // JSON-RPC code, HTTP status or gRPC status code
-	Reason string // the google.rpc.ErrorInfo reason ("" when none)
-	Msg    string // for failure messages
+	Kind   string            // confKind*
+	Code   int               // JSON-RPC code, HTTP status or gRPC status code
+	Reason string            // the google.rpc.ErrorInfo reason ("" when none)
+	Meta   map[string]string // the ErrorInfo metadata
+	Msg    string            // for failure messages
 }
 
 func (e *confErr) String() string {
 	if e == nil {
 		return "<no error>"
 	}
-	return fmt.Sprintf("%s %d %q (%s)", e.Kind, e.Code, e.Reason, e.Msg)
+	return fmt.Sprintf("%s %d %q %v (%s)", e.Kind, e.Code, e.Reason, e.Meta, e.Msg)
 }
 
 // confReq is one call of the table.
@@ -96,20 +97,28 @@ type rpcWireErr struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-// errorInfoReason is the reason of the first ErrorInfo of a details list.
-func errorInfoReason(details json.RawMessage) string {
+// errorInfoOf is the reason and metadata of the first A2A ErrorInfo of
+// a details list.
+func errorInfoOf(details json.RawMessage) (string, map[string]string) {
 	var ds []struct {
-		Type   string `json:"@type"`
-		Reason string `json:"reason"`
-		Domain string `json:"domain"`
+		Type     string            `json:"@type"`
+		Reason   string            `json:"reason"`
+		Domain   string            `json:"domain"`
+		Metadata map[string]string `json:"metadata"`
 	}
 	_ = json.Unmarshal(details, &ds)
 	for _, d := range ds {
 		if d.Type == "type.googleapis.com/google.rpc.ErrorInfo" && d.Domain == a2a.ErrorDomain {
-			return d.Reason
+			return d.Reason, d.Metadata
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// detailsErr is a confErr of kind with the ErrorInfo of details.
+func detailsErr(kind string, code int, details json.RawMessage, msg string) *confErr {
+	reason, meta := errorInfoOf(details)
+	return &confErr{Kind: kind, Code: code, Reason: reason, Meta: meta, Msg: msg}
 }
 
 // rpcOutcome maps a JSON-RPC response object to a result or confErr.
@@ -122,7 +131,7 @@ func rpcOutcome(doc []byte) (json.RawMessage, *confErr) {
 		return nil, &confErr{Kind: "bad", Msg: fmt.Sprintf("not a JSON-RPC response: %.300s", doc)}
 	}
 	if r.Error != nil {
-		return nil, &confErr{Kind: confKindRPC, Code: r.Error.Code, Reason: errorInfoReason(r.Error.Data), Msg: r.Error.Message}
+		return nil, detailsErr(confKindRPC, r.Error.Code, r.Error.Data, r.Error.Message)
 	}
 	return r.Result, nil
 }
@@ -199,7 +208,7 @@ func (d jsonrpcHTTPDriver) call(ctx context.Context, r confReq) (json.RawMessage
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, &confErr{Kind: confKindHTTP, Code: resp.StatusCode, Reason: errorInfoReason(restDetails(b)), Msg: string(b)}
+		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
 	}
 	return rpcOutcome(b)
 }
@@ -299,7 +308,7 @@ func (d restDriver) call(ctx context.Context, r confReq) (json.RawMessage, *conf
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode/100 != 2 {
-		return nil, &confErr{Kind: confKindHTTP, Code: resp.StatusCode, Reason: errorInfoReason(restDetails(b)), Msg: string(b)}
+		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return json.RawMessage("{}"), nil
@@ -319,13 +328,13 @@ func (d restDriver) stream(ctx context.Context, r confReq) ([]json.RawMessage, *
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !isSSE(resp) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, &confErr{Kind: confKindHTTP, Code: resp.StatusCode, Reason: errorInfoReason(restDetails(b)), Msg: string(b)}
+		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
 	}
 	datas, err := sseData(resp.Body)
 	var evs []json.RawMessage
 	for _, b := range datas {
 		if d := restDetails(b); len(d) > 0 { // an error event: a google.rpc.Status
-			return evs, &confErr{Kind: confKindHTTP, Reason: errorInfoReason(d), Msg: string(b)}
+			return evs, detailsErr(confKindHTTP, 0, d, string(b))
 		}
 		evs = append(evs, b)
 	}
@@ -400,7 +409,7 @@ func grpcConfErr(err error) *confErr {
 	e := &confErr{Kind: confKindGRPC, Code: int(st.Code()), Msg: st.Message()}
 	for _, det := range st.Details() {
 		if info, ok := det.(*errdetails.ErrorInfo); ok && info.GetDomain() == a2a.ErrorDomain {
-			e.Reason = info.GetReason()
+			e.Reason, e.Meta = info.GetReason(), info.GetMetadata()
 		}
 	}
 	return e
@@ -509,7 +518,7 @@ func frameOutcome(f wsFrame) (json.RawMessage, *confErr) {
 		return nil, &confErr{Kind: "bad", Msg: "a frame without payload: " + f.raw}
 	}
 	if f.Payload.Error != nil {
-		return nil, &confErr{Kind: confKindRPC, Code: f.Payload.Error.Code, Reason: errorInfoReason(f.Payload.Error.Data), Msg: f.Payload.Error.Message}
+		return nil, detailsErr(confKindRPC, f.Payload.Error.Code, f.Payload.Error.Data, f.Payload.Error.Message)
 	}
 	return f.Payload.Result, nil
 }
@@ -619,7 +628,7 @@ func (d *stdioDriver) lines(r confReq) []stdioReply {
 // stdioOutcome is the result or error of one stdio line.
 func stdioOutcome(l stdioReply) (json.RawMessage, *confErr) {
 	if l.Error != nil {
-		return nil, &confErr{Kind: confKindRPC, Code: l.Error.Code, Reason: errorInfoReason(l.Error.Data), Msg: l.Error.Message}
+		return nil, detailsErr(confKindRPC, l.Error.Code, l.Error.Data, l.Error.Message)
 	}
 	return l.Result, nil
 }
