@@ -395,6 +395,12 @@ func confTable() []confCase {
 			Want:   confOutcome{Err: notFound},
 		},
 		{
+			Name: "SubscribeToTask of another principal", Method: "SubscribeToTask", Stream: true, Principal: confBob,
+			Params:  taskParams(first),
+			Want:    confOutcome{Err: notFound},
+			Differs: map[string]confOutcome{bStdio: {NA: noStdioAuth}},
+		},
+		{
 			Name: "SendStreamingMessage invalid params", Method: "SendStreamingMessage", Stream: true,
 			Params: func(*confEnv) map[string]any { return map[string]any{} },
 			Want:   confOutcome{Err: &confError{RPC: -32602, HTTP: 400, GRPC: codes.InvalidArgument, Reason: "INVALID_PARAMS"}},
