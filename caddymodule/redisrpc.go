@@ -135,7 +135,7 @@ func (a *App) startOne(run *redisRPCRun, h *AgentHandler, guard *AuthHandler) er
 		return err
 	}
 	if h.Card != nil && h.Card.handler != nil {
-		opts.BaseURL = h.Card.handler.Runtime(nil).BaseURL
+		opts.BaseURL = h.Card.handler.Runtime(agentSiteRequest(a.ctx, h)).BaseURL
 	}
 	rdb, err := push.NewRedisClient(caddy.NewReplacer().ReplaceKnown(run.cfg.URL, ""))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -97,7 +98,7 @@ func openStdio(cfg cli.StdioConfig) (*cli.StdioSite, error) {
 		return nil, fmt.Errorf("starting the site: %w", err)
 	}
 	stop := sync.OnceFunc(func() { _ = caddy.Stop() })
-	site, err := stdioSiteOf(stop)
+	site, err := stdioSiteOf(stop, siteRequest(cand.listen, cand.hosts, cand.tls))
 	if err != nil {
 		stop()
 		return nil, err
@@ -125,9 +126,15 @@ func stdioConfig(adapted []byte, site string) ([]byte, stdioCandidate, time.Dura
 	if err != nil {
 		return nil, stdioCandidate{}, 0, err
 	}
-	apps := map[string]any{"a2a_stdio": map[string]json.RawMessage{"handler": cand.handler}}
+	handler, err := withoutRedisRPC(cand.handler)
+	if err != nil {
+		return nil, stdioCandidate{}, 0, err
+	}
+	apps := map[string]any{"a2a_stdio": map[string]json.RawMessage{"handler": handler}}
 	if a2aApp, ok := in.Apps["a2a"]; ok {
-		apps["a2a"] = a2aApp
+		if apps["a2a"], err = withoutRedisRPC(a2aApp); err != nil {
+			return nil, stdioCandidate{}, 0, err
+		}
 	}
 	out := map[string]any{
 		"admin": map[string]any{"disabled": true, "config": map[string]any{"persist": false}},
@@ -143,9 +150,27 @@ func stdioConfig(adapted []byte, site string) ([]byte, stdioCandidate, time.Dura
 	return b, cand, grace, err
 }
 
+// withoutRedisRPC drops the redis_rpc block of a handler's or the a2a
+// app's JSON: stdio serves stdin/stdout only (XPORT-4, no listener), so it
+// does not join the site's Redis consumer group — it would take requests
+// of the HTTP gateway's clients into another data_dir — and there is no
+// http app whose a2a_auth a Redis consumer would authenticate with.
+func withoutRedisRPC(raw json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("reading the config: %w", err)
+	}
+	if _, ok := m["redis_rpc"]; !ok {
+		return raw, nil
+	}
+	delete(m, "redis_rpc")
+	return json.Marshal(m)
+}
+
 // stdioSiteOf reads the service of the loaded StdioApp, once its store
-// (and push key ring) are open.
-func stdioSiteOf(stop func()) (*cli.StdioSite, error) {
+// (and push key ring) are open; siteReq stands for a request to the site
+// (siteRequest), for the card's base URL.
+func stdioSiteOf(stop func(), siteReq *http.Request) (*cli.StdioSite, error) {
 	appIface, err := caddy.ActiveContext().AppIfConfigured("a2a_stdio")
 	if err != nil {
 		return nil, fmt.Errorf("the stdio app did not load: %w", err)
@@ -168,7 +193,7 @@ func stdioSiteOf(stop func()) (*cli.StdioSite, error) {
 		Stop:         stop,
 	}
 	if h.Card != nil && h.Card.handler != nil {
-		site.BaseURL = h.Card.handler.Runtime(nil).BaseURL
+		site.BaseURL = h.Card.handler.Runtime(siteReq).BaseURL
 	}
 	return site, nil
 }

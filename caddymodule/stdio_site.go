@@ -18,6 +18,7 @@ type stdioCandidate struct {
 	server  string   // the http server's name (srv0, …)
 	listen  []string // its listen addresses
 	hosts   []string // the Host matcher of the route holding the handler
+	tls     bool     // the server serves TLS (policies, or the HTTPS port)
 	handler json.RawMessage
 }
 
@@ -71,9 +72,11 @@ func (c stdioCandidate) matches(site string) bool {
 // selection reads.
 type adaptedHTTP struct {
 	GracePeriod caddy.Duration `json:"grace_period,omitempty"`
+	HTTPSPort   int            `json:"https_port,omitempty"`
 	Servers     map[string]struct {
-		Listen []string     `json:"listen,omitempty"`
-		Routes []routeShape `json:"routes,omitempty"`
+		Listen []string        `json:"listen,omitempty"`
+		Routes []routeShape    `json:"routes,omitempty"`
+		TLS    json.RawMessage `json:"tls_connection_policies,omitempty"`
 	} `json:"servers,omitempty"`
 }
 
@@ -101,10 +104,29 @@ func stdioCandidates(httpApp json.RawMessage) ([]stdioCandidate, time.Duration, 
 	var out []stdioCandidate
 	for _, name := range names {
 		srv := app.Servers[name]
-		base := stdioCandidate{server: name, listen: srv.Listen}
+		base := stdioCandidate{server: name, listen: srv.Listen, tls: len(srv.TLS) > 0 || listensOn(srv.Listen, httpsPort(app.HTTPSPort))}
 		out = append(out, walkRoutes(srv.Routes, base, 0)...)
 	}
 	return out, time.Duration(app.GracePeriod), nil
+}
+
+// httpsPort is the http app's HTTPS port (default 443): automatic HTTPS
+// serves TLS there though the adapted config has no policies yet.
+func httpsPort(p int) int {
+	if p == 0 {
+		return 443
+	}
+	return p
+}
+
+// listensOn reports whether one of the listen addresses is on port.
+func listensOn(listen []string, port int) bool {
+	for _, l := range listen {
+		if na, err := caddy.ParseNetworkAddress(l); err == nil && !na.IsUnixNetwork() && int(na.StartPort) == port {
+			return true
+		}
+	}
+	return false
 }
 
 // maxRouteDepth bounds the subroute nesting walked.

@@ -103,3 +103,40 @@ func TestStdioConfigPicksSiteWithoutListeners(t *testing.T) {
 		t.Errorf("config without a2a: %v", err)
 	}
 }
+
+// XPORT-4, XPORT-5: stdio serves stdin/stdout only: a redis_rpc block of
+// the chosen handler or of the a2a app is dropped (it would join the HTTP
+// gateway's consumer group, and without the http app it has no a2a_auth
+// to check credentials with), the rest of the handler and app is kept.
+func TestStdioConfigDropsRedisRPC(t *testing.T) {
+	src := `{
+	a2a {
+		data_dir /tmp/x
+		redis_rpc {
+			url redis://127.0.0.1:1/0
+		}
+	}
+}
+http://127.0.0.1:8080 {
+	a2a {
+		card {
+			name first
+		}
+		redis_rpc {
+			url redis://127.0.0.1:2/0
+		}
+	}
+}
+`
+	out, _, _, err := adaptStdio(t, src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(out)
+	if strings.Contains(string(b), "redis_rpc") || strings.Contains(string(b), "127.0.0.1:1") || strings.Contains(string(b), "127.0.0.1:2") {
+		t.Errorf("stdio config keeps a redis_rpc block: %s", b)
+	}
+	if !strings.Contains(string(b), `"data_dir":"/tmp/x"`) || !strings.Contains(string(b), `"first"`) {
+		t.Errorf("stdio config lost the a2a app or the handler: %s", b)
+	}
+}

@@ -47,7 +47,8 @@ func New(svc *agent.Service, tc httpx.TransportConfig) *Server {
 	}
 	s := &Server{svc: svc, tc: tc}
 	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)),
-		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream))
+		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream),
+		grpclib.UnknownServiceHandler(s.unknownMethod))
 	pb.RegisterA2AServiceServer(s.gs, &service{s: s})
 	return s
 }
