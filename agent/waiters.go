@@ -193,6 +193,13 @@ func (s *Service) subscribeWaiting(ctx context.Context, w *waiter, after *uint64
 	if r, _, _ := s.hub.adoption(w); r != nil {
 		return s.adoptedStream(ctx, w, after), nil
 	}
+	if se := s.hub.shared(); se != nil && err == nil && runningState(t.Status.State) {
+		// The turn runs on another instance (SCALE-1): follow its events.
+		if r := s.hub.unwait(w); r != nil {
+			return s.adoptedStream(ctx, w, after), nil
+		}
+		return s.followElsewhere(ctx, se, w.owner, w.id, after)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		err = a2a.ErrTaskNotFound(w.id)

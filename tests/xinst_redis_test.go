@@ -1,0 +1,111 @@
+package tests
+
+// Live events and cancels across gateway instances on one Redis
+// (SCALE-1, RPC-11, RPC-10): a turn running on A is followed by a
+// SubscribeToTask on B, event by event, and a CancelTask on B stops it on A.
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
+)
+
+// startOnA starts a slow streaming turn on a and returns its stream, the
+// task id and the events read so far (the Task, WORKING, the first chunk).
+func startOnA(t *testing.T, a, text string) (*harness.Stream, string, []harness.Event) {
+	t.Helper()
+	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")}, harness.ID("s1"))
+	var evs []harness.Event
+	for len(evs) < 3 {
+		ev, ok := s.NextEvent(30 * time.Second)
+		if !ok {
+			t.Fatalf("turn on A ended after %v", sseStates(evs))
+		}
+		evs = append(evs, ev)
+	}
+	task, _ := evs[0].Map["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("first event on A is not a Task: %v", evs[0].Map)
+	}
+	return s, task["id"].(string), evs
+}
+
+// TestRedisSubscribeAcrossInstances (SCALE-1, RPC-11, RPC-17): while a
+// turn runs on A, SubscribeToTask on B gets the Task, then every later
+// event of the turn in order, with A's event ids, and ends with the turn's
+// last event; resumed on B with Last-Event-ID mid-turn it gets exactly A's
+// events after that id, then the live ones.
+func TestRedisSubscribeAcrossInstances(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+	sa, taskID, onA := startOnA(t, a, "follow me")
+
+	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	sr := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"))
+	onA = append(onA, sa.RestEvents(30*time.Second)...)
+	if eventStateOf(onA[len(onA)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("turn on A: %v", sseStates(onA))
+	}
+	onB := sb.RestEvents(30 * time.Second)
+	if len(onB) < 2 || onB[0].Map["task"] == nil {
+		t.Fatalf("SubscribeToTask on B: %v, want the Task then the turn's events", sseStates(onB))
+	}
+	from, err := strconv.Atoi(onB[0].SSEID)
+	if err != nil || from < 1 || from >= len(onA) {
+		t.Fatalf("B's Task has event id %q; want one of A's ids", onB[0].SSEID)
+	}
+	// A's event ids are 1.. after its Task (onA[0]).
+	if got, want := sseStates(onB[1:]), sseStates(onA[from+1:]); !slices.Equal(got, want) {
+		t.Fatalf("events on B after its Task (at %d):\n got %v\nwant %v (A's, in order, to the end)", from, got, want)
+	}
+	resumed := sr.RestEvents(30 * time.Second)
+	if got, want := sseStates(resumed), sseStates(onA[2:]); !slices.Equal(got, want) {
+		t.Fatalf("resumed on B after 1:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestRedisCancelAcrossInstances (SCALE-1, RPC-10): CancelTask on B for a
+// turn running on A stops that turn — A's stream ends CANCELED without
+// the rest of its chunks — answers CANCELED once it stopped, and the
+// stored state stays CANCELED on both instances.
+func TestRedisCancelAcrossInstances(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+	sa, taskID, _ := startOnA(t, a, "cancel me elsewhere")
+	start := time.Now()
+	res, rerr := harness.RPC(t, b, "", "CancelTask", map[string]any{"id": taskID})
+	if rerr != nil {
+		t.Fatalf("CancelTask on B: %v", rerr)
+	}
+	if st := res["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask on B answered %v, want CANCELED", st)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("CancelTask on B took %v", d)
+	}
+	rest := sa.RestEvents(30 * time.Second)
+	if len(rest) == 0 || eventStateOf(rest[len(rest)-1]) != "TASK_STATE_CANCELED" {
+		t.Fatalf("A's stream after the cancel on B: %v, want it to end CANCELED", sseStates(rest))
+	}
+	chunks := 0
+	for _, ev := range rest {
+		if ev.Map["artifactUpdate"] != nil {
+			chunks++
+		}
+	}
+	if chunks >= 4 {
+		t.Errorf("A's turn sent %d more chunks after the cancel: it was not stopped", chunks)
+	}
+	// The turn's end does not overwrite the cancel, on either instance.
+	time.Sleep(2 * time.Second) // longer than the rest of the turn would take
+	for _, u := range []string{a, b} {
+		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
+		if rerr != nil {
+			t.Fatalf("GetTask: %v", rerr)
+		}
+		if st := got["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
+			t.Fatalf("stored state on %s = %v, want CANCELED", u, st)
+		}
+	}
+}
