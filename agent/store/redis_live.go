@@ -55,6 +55,7 @@ type redisLiveSub struct {
 func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 	for {
 		if l.closed.Load() || l.ended {
+			l.queue = nil
 			return Event{}, false
 		}
 		if len(l.queue) > 0 {
@@ -108,7 +109,7 @@ func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 
 // Close implements Subscription: the next Next (or the one blocked, after
 // its read of at most LiveBlock) reports false.
-func (l *redisLiveSub) Close() { l.closed.Store(true); l.queue = nil }
+func (l *redisLiveSub) Close() { l.closed.Store(true) }
 
 // PublishCancel implements SharedEvents.
 func (s *Redis) PublishCancel(ctx context.Context, taskID string) error {

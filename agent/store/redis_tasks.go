@@ -167,6 +167,7 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 		if err != nil {
 			return nil, s.opErr("writing task", err)
 		}
+		s.trackRunning(ctx, e.id, t.Status.State)
 		return scriptConfigs(res), nil
 	}
 	res, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id)},
@@ -184,6 +185,7 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 	if err != nil {
 		return nil, s.opErr("indexing task", err)
 	}
+	s.trackRunning(ctx, e.id, t.Status.State)
 	return cfgs, nil
 }
 
