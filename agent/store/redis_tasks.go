@@ -235,8 +235,8 @@ func (s *Redis) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error
 }
 
 // FailInterrupted does nothing on a shared store and returns 0: the tasks
-// left WORKING may belong to instances that are alive (RPC-12 recovery
-// across instances needs liveness leases, a later step).
+// left WORKING may belong to instances that are alive. RPC-12 recovery
+// across instances is by instance leases (ReapInstances, SCALE-2).
 func (s *Redis) FailInterrupted(context.Context, string, time.Time) (int, error) {
 	if err := s.live(); err != nil {
 		return 0, err
