@@ -5,6 +5,7 @@ package tests
 // SubscribeToTask on B, event by event, and a CancelTask on B stops it on A.
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -107,5 +108,35 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		if st := got["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
 			t.Fatalf("stored state on %s = %v, want CANCELED", u, st)
 		}
+	}
+}
+
+// TestRedisCancelExecAcrossInstances (SCALE-1, RPC-10, TURN-3): CancelTask
+// on B for an exec turn running on A terminates the agent's process group
+// on A, and the task stays CANCELED.
+func TestRedisCancelExecAcrossInstances(t *testing.T) {
+	addr := harness.StartRedis(t)
+	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
+	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
+	site := "a2a {\n\tcard {\n\t\tname exec-agent\n\t}\n\tauth {\n\t\tprincipal alice bearer tok-alice\n\t}\n\tbackend exec " + script + " {\n\t\tmode per_turn\n\t\tgrace_period 500ms\n\t}\n}"
+	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+
+	stream := harness.StreamRPC(t, ga.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
+	taskID, pid := bkWaitWorkingPID(t, stream)
+	res, rerr := harness.RPC(t, gb.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID})
+	if rerr != nil {
+		t.Fatalf("CancelTask on B: %v", rerr)
+	}
+	if st := bkStr(res, "status", "state"); st != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask on B answered %s", st)
+	}
+	bkGroupGone(t, pid, 5*time.Second)
+	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
+		t.Fatalf("A's turn ended %s, want CANCELED", state)
+	}
+	got, rerr := harness.RPC(t, ga.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	if rerr != nil || bkStr(got, "status", "state") != "TASK_STATE_CANCELED" {
+		t.Fatalf("stored task on A: %v %v, want CANCELED", got, rerr)
 	}
 }
