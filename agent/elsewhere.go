@@ -146,7 +146,7 @@ func (s *Service) followElsewhere(ctx context.Context, se store.SharedEvents, ow
 	if err != nil {
 		return nil, err
 	}
-	fs := &followStream{svc: s, owner: owner, id: id, seq: last, lastEvent: time.Now()}
+	fs := &followStream{svc: s, owner: owner, id: id, seq: last, lastEvent: time.Now(), lastCheck: time.Now()}
 	replayed := false
 	if after != nil {
 		fs.replay, replayed = s.storedReplay(ctx, id, *after, last)
@@ -173,6 +173,11 @@ func (s *Service) followElsewhere(ctx context.Context, se store.SharedEvents, ow
 // does not hold the stream open.
 const followCheck = 5 * time.Second
 
+// followStep bounds one wait of a follower for an event: how late it
+// notices that the hub stops taking turns (OPS-3), when it ends after a
+// final Task like a waiting stream.
+const followStep = time.Second
+
 // followStream follows a turn running on another instance.
 type followStream struct {
 	svc       *Service
@@ -182,7 +187,8 @@ type followStream struct {
 	sub       store.Subscription
 	ended     bool
 	seq       uint64
-	lastEvent time.Time
+	lastEvent time.Time // when the last event came (the idle timeout)
+	lastCheck time.Time // when the stored task was last reread
 }
 
 // Seq implements Stream.
@@ -201,7 +207,7 @@ func (fs *followStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		return ev.Response, true
 	}
 	for !fs.ended && fs.sub != nil {
-		wctx, cancel := context.WithTimeout(ctx, followCheck)
+		wctx, cancel := context.WithTimeout(ctx, followStep)
 		ev, ok := fs.sub.Next(wctx)
 		timedOut := wctx.Err() != nil
 		cancel()
@@ -217,6 +223,13 @@ func (fs *followStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		case !timedOut:
 			return fs.final(ctx) // the follower ended (the store closed, Redis gone)
 		}
+		if fs.svc.hub.Closing() {
+			return fs.final(ctx)
+		}
+		if time.Since(fs.lastCheck) < followCheck {
+			continue
+		}
+		fs.lastCheck = time.Now()
 		t, err := fs.svc.st.GetTask(ctx, fs.owner, fs.id)
 		if err != nil || !runningState(t.Status.State) || time.Since(fs.lastEvent) >= fs.svc.cfg.SubscribeIdleTimeout {
 			return fs.final(ctx)
