@@ -138,6 +138,9 @@ func (s *Service) cancelElsewhere(ctx context.Context, owner string, t *a2a.Task
 // on another instance (RPC-11 across instances): the Task (or, resumed,
 // the logged events after after, RPC-17), then every event of the turn
 // from the shared log as it is appended, ending with the turn's last one.
+// For an interrupted task it is the RPC-11 wait: every event of the next
+// turn, wherever it runs, or after SubscribeIdleTimeout without one (or
+// when the hub stops taking turns) a final Task.
 func (s *Service) followElsewhere(ctx context.Context, se store.SharedEvents, owner, id string, after *uint64) (Stream, error) {
 	// The log position first, then the task: the snapshot reflects at
 	// least the events up to last, and the follower takes the rest.
@@ -155,7 +158,11 @@ func (s *Service) followElsewhere(ctx context.Context, se store.SharedEvents, ow
 		snap := s.trimTask(*t, nil, true)
 		fs.first = &snap
 	}
-	if !runningState(t.Status.State) {
+	switch {
+	case t.Status.State.Interrupted():
+		// RPC-11: wait for the next turn, on any instance.
+		fs.waiting = true
+	case !runningState(t.Status.State):
 		fs.ended = true // the turn ended meanwhile: what was read, then the end
 		return fs, nil
 	}
@@ -189,6 +196,9 @@ type followStream struct {
 	seq       uint64
 	lastEvent time.Time // when the last event came (the idle timeout)
 	lastCheck time.Time // when the stored task was last reread
+	// waiting: the task is at rest (input-required, auth-required) and
+	// the stream waits for its next turn, on any instance (RPC-11).
+	waiting bool
 }
 
 // Seq implements Stream.
@@ -213,7 +223,7 @@ func (fs *followStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		cancel()
 		switch {
 		case ok:
-			fs.seq, fs.lastEvent = ev.Seq, time.Now()
+			fs.seq, fs.lastEvent, fs.waiting = ev.Seq, time.Now(), false
 			if turnEnd(ev.Response) {
 				fs.ended = true
 			}
@@ -231,7 +241,7 @@ func (fs *followStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		}
 		fs.lastCheck = time.Now()
 		t, err := fs.svc.st.GetTask(ctx, fs.owner, fs.id)
-		if err != nil || !runningState(t.Status.State) || time.Since(fs.lastEvent) >= fs.svc.cfg.SubscribeIdleTimeout {
+		if err != nil || (!fs.waiting && !runningState(t.Status.State)) || t.Status.State.Terminal() || time.Since(fs.lastEvent) >= fs.svc.cfg.SubscribeIdleTimeout {
 			return fs.final(ctx)
 		}
 	}

@@ -140,3 +140,29 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 		t.Fatalf("stored task on A: %v %v, want CANCELED", got, rerr)
 	}
 }
+
+// TestRedisSubscribeWaitsAcrossInstances (RPC-11, SCALE-1): a
+// SubscribeToTask on B of an input-required task gets the Task, then every
+// event of the follow-up turn that runs on A, and ends with it.
+func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("first", "", "")}, harness.ID("s1"))
+	first := s.RestEvents(30 * time.Second)
+	if len(first) < 2 || eventStateOf(first[len(first)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("first turn on A: %v", sseStates(first))
+	}
+	taskID := first[0].Map["task"].(map[string]any)["id"].(string)
+	wait := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("w1"))
+	if ev, ok := wait.NextEvent(30 * time.Second); !ok || ev.Map["task"] == nil {
+		t.Fatalf("SubscribeToTask on B: %v %v, want the Task first", ev.Map, ok)
+	}
+	s2 := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("second", "", taskID)}, harness.ID("s2"))
+	second := s2.RestEvents(30 * time.Second)
+	if len(second) < 3 || eventStateOf(second[len(second)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("second turn on A: %v", sseStates(second))
+	}
+	onB := wait.RestEvents(30 * time.Second)
+	if got, want := sseStates(onB), sseStates(second[1:]); !slices.Equal(got, want) {
+		t.Fatalf("B's waiting stream:\n got %v\nwant %v (every event of A's follow-up turn, then the end)", got, want)
+	}
+}
