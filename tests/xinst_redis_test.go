@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,5 +165,56 @@ func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
 	onB := wait.RestEvents(30 * time.Second)
 	if got, want := sseStates(onB), sseStates(second[1:]); !slices.Equal(got, want) {
 		t.Fatalf("B's waiting stream:\n got %v\nwant %v (every event of A's follow-up turn, then the end)", got, want)
+	}
+}
+
+// TestRedisCrossInstanceLatency (SCALE-1, issue 15 performance): the same
+// event's arrival on a stream of A (the instance running the turn) and on
+// a SubscribeToTask stream of B, read side by side; B's delay over A is
+// the cross-instance latency (append on A → XREAD on B → SSE), logged as
+// p50/p99.
+func TestRedisCrossInstanceLatency(t *testing.T) {
+	addr := harness.StartRedis(t)
+	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
+	site := "a2a {\n\tcard {\n\t\tname latency\n\t}\n\tbackend echo {\n\t\tdelay 10ms\n\t\tchunks 200\n\t}\n}"
+	a := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
+	b := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
+	sa := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(strings.Repeat("chunk ", 200), "", "")}, harness.ID("s1"))
+	ev, ok := sa.NextEvent(30 * time.Second)
+	if !ok || ev.Map["task"] == nil {
+		t.Fatalf("turn on A: %v %v", ev.Map, ok)
+	}
+	taskID := ev.Map["task"].(map[string]any)["id"].(string)
+	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	read := func(s *harness.Stream, at map[string]time.Time, done chan<- struct{}) {
+		defer close(done)
+		for {
+			ev, ok := s.NextEvent(30 * time.Second)
+			if !ok {
+				return
+			}
+			at[ev.SSEID] = time.Now()
+		}
+	}
+	atA, atB := map[string]time.Time{}, map[string]time.Time{}
+	da, db := make(chan struct{}), make(chan struct{})
+	go read(sa, atA, da)
+	go read(sb, atB, db)
+	<-da
+	<-db
+	var lat []time.Duration
+	for id, tb := range atB {
+		if ta, ok := atA[id]; ok && id != "" {
+			lat = append(lat, tb.Sub(ta))
+		}
+	}
+	if len(lat) < 100 {
+		t.Fatalf("only %d events seen on both instances", len(lat))
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	t.Logf("cross-instance event latency over %d events: p50 %v, p99 %v (B's arrival minus A's)", len(lat), p50, p99)
+	if p99 > time.Second {
+		t.Errorf("p99 cross-instance latency %v", p99)
 	}
 }
