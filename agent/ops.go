@@ -283,6 +283,14 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 	if err != nil {
 		return nil, err
 	}
+	if !wasLive {
+		// A turn running on another instance (SCALE-1): that one cancels it.
+		var canceled bool
+		if t, canceled, err = s.cancelElsewhere(ctx, owner, t); err != nil {
+			return nil, err
+		}
+		wasLive = canceled
+	}
 	if wasLive && t.Status.State == a2a.TaskStateCanceled {
 		// This cancel ended the turn: report the canceled task.
 		out := s.trimTask(*t, nil, true)

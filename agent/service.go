@@ -251,6 +251,8 @@ func NewHubWithBus(ctx context.Context, st store.Store, bus store.EventBus) (*Hu
 	h.sent, _ = st.(store.SentMessageStore)
 	h.stopped.Add(1)
 	go h.janitor()
+	h.stopped.Add(1)
+	go h.cancelListener() // cancels from other instances (SCALE-1)
 	return h, nil
 }
 

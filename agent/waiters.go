@@ -193,6 +193,14 @@ func (s *Service) subscribeWaiting(ctx context.Context, w *waiter, after *uint64
 	if r, _, _ := s.hub.adoption(w); r != nil {
 		return s.adoptedStream(ctx, w, after), nil
 	}
+	if se := s.hub.shared(); se != nil && err == nil && (runningState(t.Status.State) || t.Status.State.Interrupted()) {
+		// The turn runs on another instance, or the next one may (SCALE-1):
+		// follow the shared log, which every instance writes at once.
+		if r := s.hub.unwait(w); r != nil {
+			return s.adoptedStream(ctx, w, after), nil
+		}
+		return s.followElsewhere(ctx, se, w.owner, w.id, after)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		err = a2a.ErrTaskNotFound(w.id)

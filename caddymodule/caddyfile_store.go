@@ -2,7 +2,9 @@ package caddymodule
 
 import (
 	"strconv"
+	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -14,6 +16,7 @@ import (
 //		url <url> [<url>…]          # repeatable; several URLs = cluster nodes
 //		key_prefix <prefix>
 //		max_shared_blob_bytes <n>
+//		instance_lease <duration>   # SCALE-2 heartbeat lease, default 15s
 //	}
 func parseStore(d *caddyfile.Dispenser, app *App) error {
 	if !d.NextArg() {
@@ -45,6 +48,16 @@ func parseStore(d *caddyfile.Dispenser, app *App) error {
 				return d.Errf("a2a: store redis: url takes at least one URL")
 			}
 			r.URLs = append(r.URLs, args...)
+			continue
+		case "instance_lease":
+			if len(args) != 1 {
+				return d.Errf("a2a: store redis: instance_lease takes exactly one duration")
+			}
+			dur, err := caddy.ParseDuration(args[0])
+			if err != nil || dur < time.Second {
+				return d.Errf("a2a: store redis: instance_lease must be a duration of at least 1s, not %q", args[0])
+			}
+			r.InstanceLease = caddy.Duration(dur)
 			continue
 		case "key_prefix", "max_shared_blob_bytes":
 		default:

@@ -36,6 +36,7 @@ func TestAdaptStoreRedis(t *testing.T) {
 			url redis://10.0.0.2:6379 redis://10.0.0.3:6379
 			key_prefix gw:
 			max_shared_blob_bytes 1048576
+			instance_lease 5s
 		}
 	}`)
 	if err != nil {
@@ -46,7 +47,7 @@ func TestAdaptStoreRedis(t *testing.T) {
 	}
 	r, _ := app["redis"].(map[string]any)
 	urls, _ := r["urls"].([]any)
-	if len(urls) != 3 || urls[0] != "redis://127.0.0.1:6379/0" || urls[2] != "redis://10.0.0.3:6379" || r["key_prefix"] != "gw:" || r["max_shared_blob_bytes"] != 1048576.0 {
+	if len(urls) != 3 || urls[0] != "redis://127.0.0.1:6379/0" || urls[2] != "redis://10.0.0.3:6379" || r["key_prefix"] != "gw:" || r["max_shared_blob_bytes"] != 1048576.0 || r["instance_lease"] != 5e9 {
 		t.Fatalf("redis: %v", r)
 	}
 
@@ -72,6 +73,7 @@ func TestAdaptStoreRedis(t *testing.T) {
 		"store redis redis://x {\n\t\tkey_prefix\n\t\t}":                     "key_prefix takes exactly one value",
 		"store redis redis://x {\n\t\tmax_shared_blob_bytes -1\n\t\t}":       "max_shared_blob_bytes must be a positive",
 		"store redis redis://x {\n\t\tkey_prefix a\n\t\tkey_prefix b\n\t\t}": "duplicate key_prefix",
+		"store redis redis://x {\n\t\tinstance_lease 500ms\n\t\t}":           "instance_lease must be a duration of at least 1s",
 		"store sqlite extra":                                                 "takes no more values",
 	} {
 		_, err := adaptApp(t, "\ta2a {\n\t\t"+src+"\n\t}")

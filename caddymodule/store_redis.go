@@ -29,6 +29,10 @@ type StoreRedis struct {
 	// MaxSharedBlobBytes caps one value the store keeps (a context's
 	// backend state). Default 8 MiB.
 	MaxSharedBlobBytes int64 `json:"max_shared_blob_bytes,omitempty"`
+	// InstanceLease is this instance's heartbeat lease (SCALE-2): renewed
+	// every third of it; once it ended, another instance marks the tasks
+	// this one left running FAILED. Default 15s, at least 1s.
+	InstanceLease caddy.Duration `json:"instance_lease,omitempty"`
 }
 
 // sharedKey is the usage-pool key of the shared state: the data directory,
@@ -53,6 +57,9 @@ func (a *App) validateStore() error {
 		if a.Redis.MaxSharedBlobBytes < 0 {
 			return errors.New("store redis: max_shared_blob_bytes must not be negative")
 		}
+		if a.Redis.InstanceLease != 0 && time.Duration(a.Redis.InstanceLease) < time.Second {
+			return errors.New("store redis: instance_lease must be at least 1s")
+		}
 		return nil
 	}
 	return fmt.Errorf("store: unknown store %q (want sqlite or redis)", a.Store)
@@ -60,8 +67,8 @@ func (a *App) validateStore() error {
 
 // openRedis opens the shared state of `store redis`: the data directory
 // (push key ring, artifacts, inputs) is not locked — several instances
-// may run — and crash recovery is off, since the tasks left WORKING may
-// be running on live instances (RPC-12 across instances is SCALE-2).
+// may run — and crash recovery is by instance leases (SCALE-2): the tasks
+// left WORKING by an instance are failed once its lease ended.
 func (s *sharedState) openRedis() error {
 	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
 		return errors.New("data_dir: creating the data directory failed")
@@ -70,7 +77,8 @@ func (s *sharedState) openRedis() error {
 		return fmt.Errorf("data_dir: %w", err)
 	}
 	repl := caddy.NewReplacer()
-	opts := store.RedisOptions{KeyPrefix: s.redis.KeyPrefix, MaxSharedBlobBytes: s.redis.MaxSharedBlobBytes}
+	opts := store.RedisOptions{KeyPrefix: s.redis.KeyPrefix, MaxSharedBlobBytes: s.redis.MaxSharedBlobBytes,
+		InstanceLease: time.Duration(s.redis.InstanceLease), InterruptedMessage: agent.InterruptedMessage}
 	for _, u := range s.redis.URLs {
 		opts.URLs = append(opts.URLs, repl.ReplaceAll(u, ""))
 	}

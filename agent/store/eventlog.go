@@ -40,12 +40,12 @@ const MaxQueuedEvents = 8192
 
 // EventBus fans the events of running turns out to the streams of their
 // tasks (SendStreamingMessage, SubscribeToTask: RPC-11). The turn engine
-// opens one EventLog per turn; the in-process implementation is LocalBus,
-// a Redis one keeps a stream per task and a control channel for cancels.
-// Implementations are safe for concurrent use. Today the runtime finds a
-// task's open log through its own table of running turns (one process);
-// reaching the log of a turn running on another instance (SCALE-1) adds a
-// lookup by task id with the Redis bus.
+// opens one EventLog per turn; the implementation is LocalBus.
+// Implementations are safe for concurrent use. The runtime finds a task's
+// open log through its own table of running turns; a turn running on
+// another instance (SCALE-1) is followed through the store's shared log
+// instead (SharedEvents: the Redis stream per task, which LocalBus writes
+// every event to at once, and a cancel channel).
 type EventBus interface {
 	// Open opens the log of a new turn of task taskID, numbering its
 	// events from o.After+1, and returns it with the context the turn runs

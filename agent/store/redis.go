@@ -39,6 +39,14 @@ type RedisOptions struct {
 	// MaxSharedBlobBytes caps one stored payload (SCALE-1). Default
 	// DefaultMaxSharedBlobBytes.
 	MaxSharedBlobBytes int64
+	// InstanceLease is the handle's heartbeat lease (SCALE-2
+	// instance_lease): renewed every third of it; once it ended, another
+	// instance fails the tasks this one left running. Default
+	// DefaultInstanceLease.
+	InstanceLease time.Duration
+	// InterruptedMessage is the status message of a task failed because
+	// its instance died (RPC-12). Default DefaultInterruptedMessage.
+	InterruptedMessage string
 }
 
 // Redis is the shared Store (SCALE-1): several gateway instances on one
@@ -57,6 +65,7 @@ type Redis struct {
 	closeMu sync.Mutex
 	closed1 bool
 	wg      sync.WaitGroup // no-wait writes in flight
+	inst    *redisInstance // the heartbeat lease (SCALE-2)
 }
 
 var (
@@ -85,7 +94,12 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 		maxBlob = DefaultMaxSharedBlobBytes
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	return &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster}, nil
+	s := &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster}
+	if err := s.startInstance(ctx, o.InstanceLease, o.InterruptedMessage); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Client returns the underlying client (tests and diagnostics).
@@ -100,6 +114,7 @@ func (s *Redis) Close() error {
 		return nil
 	}
 	s.closed1 = true
+	s.stopInstance()
 	s.closed.Store(true)
 	s.wg.Wait()
 	if err := s.c.Close(); err != nil {

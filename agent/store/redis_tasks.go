@@ -167,6 +167,7 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 		if err != nil {
 			return nil, s.opErr("writing task", err)
 		}
+		s.trackRunning(ctx, e.id, t.Status.State)
 		return scriptConfigs(res), nil
 	}
 	res, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id)},
@@ -184,6 +185,7 @@ func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs 
 	if err != nil {
 		return nil, s.opErr("indexing task", err)
 	}
+	s.trackRunning(ctx, e.id, t.Status.State)
 	return cfgs, nil
 }
 
@@ -233,8 +235,8 @@ func (s *Redis) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error
 }
 
 // FailInterrupted does nothing on a shared store and returns 0: the tasks
-// left WORKING may belong to instances that are alive (RPC-12 recovery
-// across instances needs liveness leases, a later step).
+// left WORKING may belong to instances that are alive. RPC-12 recovery
+// across instances is by instance leases (ReapInstances, SCALE-2).
 func (s *Redis) FailInterrupted(context.Context, string, time.Time) (int, error) {
 	if err := s.live(); err != nil {
 		return 0, err

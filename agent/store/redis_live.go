@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Live events and cancels across instances on Redis (SCALE-1): a follower
+// reads the task's stream P{t:<id>}:ev with XREAD BLOCK (bounded steps, on
+// a pooled connection, from the last id it saw), and cancels go out on one
+// pub/sub channel, P{c}:cancel, that every instance listens to: the task
+// id as the message, acted on by the instance running that task's turn.
+
+var _ SharedEvents = (*Redis)(nil)
+
+// LiveBlock bounds one blocking read of a live subscription: how late it
+// notices that its context ended or that it was closed.
+const LiveBlock = time.Second
+
+// liveBatch is how many entries one read takes at most.
+const liveBatch = 256
+
+func (s *Redis) cancelChannel() string { return s.p + "{c}:cancel" }
+
+// SharesEvents implements SharedEvents: always.
+func (s *Redis) SharesEvents() bool { return true }
+
+// LiveEvents implements SharedEvents.
+func (s *Redis) LiveEvents(ctx context.Context, taskID string, after uint64) (Subscription, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	return &redisLiveSub{s: s, taskID: taskID, key: s.eventsKey(taskID), last: after}, nil
+}
+
+// redisLiveSub is one follower of a task's stream; read by one goroutine.
+type redisLiveSub struct {
+	s      *Redis
+	taskID string
+	key    string
+	last   uint64
+	queue  []Event
+	ended  bool
+	closed atomic.Bool
+}
+
+// Next implements Subscription.
+func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
+	for {
+		if l.closed.Load() || l.ended {
+			l.queue = nil
+			return Event{}, false
+		}
+		if len(l.queue) > 0 {
+			ev := l.queue[0]
+			l.queue = l.queue[1:]
+			return ev, true
+		}
+		if ctx.Err() != nil {
+			return Event{}, false
+		}
+		block := LiveBlock
+		if dl, ok := ctx.Deadline(); ok {
+			block = min(block, time.Until(dl))
+		}
+		if block < time.Millisecond {
+			block = time.Millisecond // 0 would block for ever
+		}
+		res, err := l.s.c.XRead(ctx, &redis.XReadArgs{
+			Streams: []string{l.key, strconv.FormatUint(l.last, 10) + "-0"},
+			Count:   liveBatch,
+			Block:   block,
+		}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue // nothing new within block
+		case err != nil:
+			if ctx.Err() != nil {
+				return Event{}, false
+			}
+			l.ended = true // the store closed or Redis is gone: the follower ends
+			return Event{}, false
+		}
+		for _, st := range res {
+			for _, m := range st.Messages {
+				seq, err := streamSeq(m.ID)
+				if err != nil || seq <= l.last {
+					continue
+				}
+				body, _ := m.Values["b"].(string)
+				ev := Event{Seq: seq}
+				if err := json.Unmarshal([]byte(body), &ev.Response); err != nil {
+					l.ended = true
+					return Event{}, false
+				}
+				l.last = seq
+				l.queue = append(l.queue, ev)
+			}
+		}
+	}
+}
+
+// Close implements Subscription: the next Next (or the one blocked, after
+// its read of at most LiveBlock) reports false.
+func (l *redisLiveSub) Close() { l.closed.Store(true) }
+
+// PublishCancel implements SharedEvents.
+func (s *Redis) PublishCancel(ctx context.Context, taskID string) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	if err := s.c.Publish(ctx, s.cancelChannel(), taskID).Err(); err != nil {
+		return s.opErr("sending a cancel", err)
+	}
+	return nil
+}
+
+// cancelQueue bounds the cancel requests buffered for a slow listener.
+const cancelQueue = 256
+
+// CancelRequests implements SharedEvents: one pub/sub connection (go-redis
+// resubscribes after a reconnect; a cancel published while it was down is
+// lost, and the canceling instance then stores CANCELED itself after
+// cancel_drain).
+func (s *Redis) CancelRequests(ctx context.Context) (<-chan string, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	ps := s.c.Subscribe(ctx, s.cancelChannel())
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return nil, s.opErr("listening for cancels", fmt.Errorf("subscribe: %w", err))
+	}
+	out := make(chan string, cancelQueue)
+	in := ps.Channel()
+	go func() {
+		defer close(out)
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-in:
+				if !ok {
+					return
+				}
+				select {
+				case out <- m.Payload:
+				default: // a full queue drops the request
+				}
+			}
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/redis/go-redis/v9"
+)
+
+// Liveness across instances (SCALE-2). Every Redis store handle is an
+// instance with a random id: it holds a heartbeat lease — its score in the
+// sorted set P{i}:live is when the lease ends, renewed every third of the
+// lease — and records the tasks it wrote SUBMITTED or WORKING in the set
+// P{i:<instance>}:run (removed once it writes them in another state).
+// Every third of the lease each instance also looks for instances whose
+// lease ended: the first to remove one from P{i}:live (ZREM answers 1)
+// marks that instance's tasks still SUBMITTED or WORKING as FAILED with
+// the crash message, logging the FAILED status update and queueing its
+// push notifications like a turn's final write, then drops the set. Never
+// before the lease ended. A handle closed without marking its tasks
+// (a graceful stop marks them itself) is, for the others, a dead instance.
+
+// DefaultInstanceLease is the heartbeat lease of an instance (SCALE-2
+// instance_lease).
+const DefaultInstanceLease = 15 * time.Second
+
+// DefaultInterruptedMessage is the status message of a task whose instance
+// died when RedisOptions.InterruptedMessage is empty.
+const DefaultInterruptedMessage = "The gateway stopped while this task was running; the task did not finish. Please retry."
+
+// redisInstance is one handle's liveness state.
+type redisInstance struct {
+	id    string
+	lease time.Duration
+	msg   string
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+}
+
+func (s *Redis) liveKey() string               { return s.p + "{i}:live" }
+func (s *Redis) runKey(instance string) string { return s.p + "{i:" + keyPart(instance) + "}:run" }
+
+// InstanceID returns the id under which this handle holds its lease.
+func (s *Redis) InstanceID() string { return s.inst.id }
+
+// startInstance registers the handle's lease and starts its heartbeat.
+func (s *Redis) startInstance(ctx context.Context, lease time.Duration, msg string) error {
+	if lease <= 0 {
+		lease = DefaultInstanceLease
+	}
+	if msg == "" {
+		msg = DefaultInterruptedMessage
+	}
+	s.inst = &redisInstance{id: randomID(), lease: lease, msg: msg, stop: make(chan struct{})}
+	if err := s.heartbeat(ctx); err != nil {
+		return err
+	}
+	s.inst.wg.Add(1)
+	go s.beat()
+	return nil
+}
+
+// heartbeat renews the lease.
+func (s *Redis) heartbeat(ctx context.Context) error {
+	end := time.Now().Add(s.inst.lease).UnixMilli()
+	if err := s.c.ZAdd(ctx, s.liveKey(), redis.Z{Score: float64(end), Member: s.inst.id}).Err(); err != nil {
+		return s.opErr("renewing the instance lease", err)
+	}
+	return nil
+}
+
+// beat renews the lease and reaps dead instances every third of the lease,
+// until the handle closes.
+func (s *Redis) beat() {
+	defer s.inst.wg.Done()
+	t := time.NewTicker(s.inst.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.inst.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.inst.lease/3)
+		_ = s.heartbeat(ctx)
+		_, _ = s.ReapInstances(ctx, time.Now())
+		cancel()
+	}
+}
+
+// stopInstance stops the heartbeat (the lease then runs out).
+func (s *Redis) stopInstance() {
+	if s.inst == nil {
+		return
+	}
+	s.inst.once.Do(func() { close(s.inst.stop) })
+	s.inst.wg.Wait()
+}
+
+// trackRunning records (running) or forgets that this instance runs task
+// id. Best effort: a task not recorded is not failed if the instance dies.
+func (s *Redis) trackRunning(ctx context.Context, id string, st a2a.TaskState) {
+	if s.inst == nil {
+		return
+	}
+	if st == a2a.TaskStateSubmitted || st == a2a.TaskStateWorking {
+		_ = s.c.SAdd(ctx, s.runKey(s.inst.id), id).Err()
+		return
+	}
+	_ = s.c.SRem(ctx, s.runKey(s.inst.id), id).Err()
+}
+
+// ReapInstances fails the running tasks of every instance whose lease
+// ended before now and that no other instance reaped first (SCALE-2); it
+// returns how many tasks it marked FAILED.
+func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
+	if err := s.live(); err != nil {
+		return 0, err
+	}
+	dead, err := s.c.ZRangeByScore(ctx, s.liveKey(), &redis.ZRangeBy{Min: "-inf", Max: "(" + itoa(now.UnixMilli())}).Result()
+	if err != nil {
+		return 0, s.opErr("reading instance leases", err)
+	}
+	n := 0
+	for _, inst := range dead {
+		if s.inst != nil && inst == s.inst.id {
+			continue // our own lease, late: renewed by the next beat
+		}
+		won, err := s.c.ZRem(ctx, s.liveKey(), inst).Result()
+		if err != nil {
+			return n, s.opErr("reaping an instance", err)
+		}
+		if won == 0 {
+			continue // another instance reaps it
+		}
+		ids, err := s.c.SMembers(ctx, s.runKey(inst)).Result()
+		if err != nil {
+			return n, s.opErr("reading an instance's tasks", err)
+		}
+		for _, id := range ids {
+			if ok, err := s.failOrphan(ctx, id, now); err == nil && ok {
+				n++
+			}
+		}
+		_ = s.c.Del(ctx, s.runKey(inst)).Err()
+	}
+	return n, nil
+}
+
+// failOrphan marks task id FAILED with the crash message if it is still
+// SUBMITTED or WORKING: the task write with its push jobs, and the status
+// update in its event log (a follower on any instance ends with it).
+func (s *Redis) failOrphan(ctx context.Context, id string, now time.Time) (bool, error) {
+	owner, err := s.c.HGet(ctx, s.taskKey(id), "o").Result()
+	if err != nil {
+		return false, err
+	}
+	t, err := s.GetTask(ctx, owner, id)
+	if err != nil {
+		return false, err
+	}
+	if t.Status.State != a2a.TaskStateSubmitted && t.Status.State != a2a.TaskStateWorking {
+		return false, nil
+	}
+	t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Timestamp: a2a.Timestamp(now), Message: &a2a.Message{
+		MessageID: randomID(), Role: a2a.RoleAgent, TaskID: id, ContextID: t.ContextID,
+		Parts: []a2a.Part{a2a.TextPart(s.inst.msg)},
+	}}
+	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: t.ContextID, Status: t.Status}}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return false, err
+	}
+	if _, err := s.PutTaskWithJobs(ctx, owner, t, payload); err != nil {
+		return false, err
+	}
+	if last, err := s.LastEventSeq(ctx, id); err == nil {
+		_ = s.AppendEvents(id, []Event{{Seq: last + 1, Response: ev}}, 0)
+	}
+	return true, nil
+}
+
+// randomID returns 24 random hex digits.
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
