@@ -83,9 +83,15 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 	dir := t.TempDir()
 	port := FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	// The HTTPS port must differ from the site's: the kernel may hand the
+	// same free port out twice (Caddy then refuses an http:// site on it).
+	httpsPort := FreePort(t)
+	for httpsPort == port {
+		httpsPort = FreePort(t)
+	}
 	g := &Gateway{
 		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: filepath.Join(dir, "Caddyfile"),
-		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{}, opts: opts, httpsPort: FreePort(t),
+		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{}, opts: opts, httpsPort: httpsPort,
 	}
 	g.HTTPSPort = g.httpsPort
 	if opts.Admin {
