@@ -65,5 +65,6 @@ func BenchmarkTurnWrites(b *testing.B) {
 	b.ReportMetric(float64(cpuNow()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	if n := s.w.nBatches.Load(); n > 0 {
 		b.ReportMetric(float64(s.w.nRequests.Load())/float64(n), "writes/commit")
+		b.ReportMetric(float64(s.w.nCoalesced.Load())/float64(b.N), "coalesced/op")
 	}
 }
