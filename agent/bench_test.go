@@ -58,6 +58,7 @@ func BenchmarkSendMessage(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(16)
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			w := httptest.NewRecorder()
@@ -148,6 +149,7 @@ func BenchmarkSendStreamingMessage(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(16)
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			w := httptest.NewRecorder()
