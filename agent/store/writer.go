@@ -54,6 +54,10 @@ type writeReq struct {
 	// a later write of the task in the same batch may supersede it.
 	noWait bool
 
+	// opFunc: noTasks says fn neither reads nor writes the tasks table,
+	// so coalescing may look past it.
+	noTasks bool
+
 	// opFunc
 	fn func(w *writer, nowMS int64) (int, error)
 

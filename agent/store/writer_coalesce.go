@@ -6,7 +6,8 @@ package store
 // write's events (inserted before its own, so the log keeps its order).
 // The batch commits as one transaction, so no reader could have seen the
 // dropped row; a write of another kind in between (which might read the
-// task inside the transaction) stops the coalescing. A streamed turn's
+// task inside the transaction), unless it says it touches no task, stops
+// the coalescing. A streamed turn's
 // SUBMITTED row and its final state then cost one row write instead of an
 // insert and an update that moves every index entry (issue 17).
 func (w *writer) coalesce(batch []*writeReq) []*writeReq {
@@ -22,6 +23,12 @@ func (w *writer) coalesce(batch []*writeReq) []*writeReq {
 	for k, r := range batch {
 		switch r.kind {
 		case opPutContext:
+			continue
+		case opFunc:
+			if r.noTasks {
+				continue // e.g. a sent message record (RPC-18)
+			}
+			clear(m)
 			continue
 		case opPutTask:
 		default:

@@ -55,6 +55,10 @@ func testCoalesce(t *testing.T, intruder bool) {
 	if err := s.PutTaskNoWait("o", sub); err != nil {
 		t.Fatal(err)
 	}
+	// A sent message record in between touches no task.
+	if err := s.recordSent(&s.sent, "k", &sentClaim{ready: make(chan struct{})}, SentMessage{Owner: "o", MessageID: "m", TaskID: "t1", At: t0}, t0); err != nil {
+		t.Fatal(err)
+	}
 	if intruder {
 		// A queued write of the id by another owner in between: merging
 		// across it would let it create the task.
@@ -78,6 +82,10 @@ func testCoalesce(t *testing.T, intruder bool) {
 		}
 	}()
 	queued := 2
+	// A sent message record in between touches no task.
+	if err := s.recordSent(&s.sent, "k", &sentClaim{ready: make(chan struct{})}, SentMessage{Owner: "o", MessageID: "m", TaskID: "t1", At: t0}, t0); err != nil {
+		t.Fatal(err)
+	}
 	if intruder {
 		queued = 3
 	}
