@@ -21,9 +21,10 @@ const (
 	listVariants
 )
 
-// countVariants are the lvContext|lvState combinations of the COUNT(*)
-// fallback used when StatusAfter is set.
-const countVariants = lvAfter
+// countVariants are the lvContext|lvState|lvAfter combinations of the
+// COUNT(*) fallback, used when StatusAfter is set or both the context and
+// the state are filtered (no counter exists for either).
+const countVariants = lvAfter << 1
 
 func listSQL(v int) string {
 	var b strings.Builder
@@ -47,7 +48,7 @@ func countSQL(v int) string {
 	b.WriteString("SELECT COUNT(*) FROM tasks INDEXED BY ")
 	b.WriteString(indexFor(v))
 	b.WriteString(" WHERE owner = ?")
-	writeFilters(&b, v|lvAfter)
+	writeFilters(&b, v)
 	return b.String()
 }
 
@@ -61,7 +62,9 @@ func indexFor(v int) string {
 	case lvState:
 		return "tasks_owner_state_ts"
 	case lvContext | lvState:
-		return "tasks_owner_ctx_state_ts"
+		// A context's tasks are few: its index range is walked and
+		// filtered by state (migration 4 dropped the ctx+state index).
+		return "tasks_owner_ctx_ts"
 	}
 	return "tasks_owner_ts"
 }
@@ -182,10 +185,12 @@ func listVariant(q ListQuery) (v int, args []any, nfilter int) {
 
 // countStmt returns the statement that counts the tasks of variant v and
 // its arguments: the COUNT(*) fallback over filterArgs when StatusAfter is
-// set, else the task_counts lookup.
+// set or both context and state are filtered, else the task_counts lookup.
 func (s *SQLite) countStmt(ctx context.Context, q ListQuery, v int, filterArgs []any) (*sql.Stmt, []any, error) {
-	if v&lvAfter != 0 {
-		cv := v & (lvContext | lvState)
+	if v&lvAfter != 0 || v&(lvContext|lvState) == lvContext|lvState {
+		// No counter exists for StatusAfter nor for context+state: count
+		// the rows (the latter over the context's index range).
+		cv := v & (lvContext | lvState | lvAfter)
 		count, err := s.stmt(ctx, &s.cntStmts[cv], countSQL(cv))
 		if err != nil {
 			return nil, nil, err

@@ -134,6 +134,7 @@ ON CONFLICT (owner, message_id, target) DO UPDATE SET task_id = excluded.task_id
 		c.mu.Unlock()
 	}
 	r.after = unpend
+	r.noTasks = true // coalescing looks past it (writer_coalesce.go)
 	if err := s.enqueue(r); err != nil {
 		unpend(err)
 		return err

@@ -69,6 +69,7 @@ func (s *SQLite) PutTaskNoWait(owner string, t *a2a.Task) error {
 	if err != nil {
 		return err
 	}
+	r.noWait = true
 	return s.enqueue(r)
 }
 

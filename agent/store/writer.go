@@ -50,6 +50,14 @@ type writeReq struct {
 	events []encodedEvent
 	keep   int
 
+	// noWait: queued by PutTaskNoWait; nobody waits for the result, so
+	// a later write of the task in the same batch may supersede it.
+	noWait bool
+
+	// opFunc: noTasks says fn neither reads nor writes the tasks table,
+	// so coalescing may look past it.
+	noTasks bool
+
 	// opFunc
 	fn func(w *writer, nowMS int64) (int, error)
 
@@ -100,10 +108,13 @@ type writer struct {
 
 	cached map[string]*sql.Stmt // statements prepared on first use (sqlite_push.go)
 
+	pending map[string]int // coalesce's scratch map, task id -> batch index
+
 	// Counters for tests and benchmarks.
-	nBatches  atomic.Int64 // transactions committed or attempted for a batch
-	nRequests atomic.Int64 // requests in those batches
-	nRetries  atomic.Int64 // batches that failed and were retried one by one
+	nBatches   atomic.Int64 // transactions committed or attempted for a batch
+	nRequests  atomic.Int64 // requests in those batches
+	nRetries   atomic.Int64 // batches that failed and were retried one by one
+	nCoalesced atomic.Int64 // queued task writes superseded within their batch
 }
 
 // selInterruptedSQL finds the tasks in one of two states. The counts table
@@ -232,6 +243,7 @@ func (w *writer) process(batch []*writeReq) {
 		}
 		live = append(live, r)
 	}
+	live = w.coalesce(live)
 	if len(live) == 0 {
 		return
 	}
