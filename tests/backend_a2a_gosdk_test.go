@@ -29,7 +29,13 @@ func TestBackendA2AGoSDKThroughGateway(t *testing.T) {
 }`, harness.Options{Global: "storage file_system {{DIR}}/storage\na2a {\n\tdata_dir {{DIR}}/data\n}", StartTimeout: 30 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	// The upstream card is discovered in the background after the start:
+	// resolve until its skill is merged in (bounded).
 	card, err := agentcard.DefaultResolver.Resolve(ctx, gw.URL)
+	for deadline := time.Now().Add(20 * time.Second); err == nil && len(card.Skills) == 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		card, err = agentcard.DefaultResolver.Resolve(ctx, gw.URL)
+	}
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
