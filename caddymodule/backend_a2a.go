@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"time"
 
@@ -86,12 +85,7 @@ func (b *A2ABackend) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	hdr := http.Header{}
-	for k, vs := range b.Headers {
-		for _, v := range vs {
-			hdr.Add(k, repl.ReplaceAll(v, ""))
-		}
-	}
+	hdr := resolveHeaders(b.Headers, repl)
 	if b.Bearer != "" {
 		hdr.Set("Authorization", "Bearer "+repl.ReplaceAll(b.Bearer, ""))
 	}
@@ -139,14 +133,7 @@ func (b *A2ABackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return u.unmarshal(d, func(opt string) error {
 		switch opt {
 		case "header":
-			var k, v string
-			if !d.Args(&k, &v) || d.NextArg() {
-				return d.ArgErr()
-			}
-			if b.Headers == nil {
-				b.Headers = map[string][]string{}
-			}
-			b.Headers[http.CanonicalHeaderKey(k)] = append(b.Headers[http.CanonicalHeaderKey(k)], v)
+			return headerArg(d, &b.Headers)
 		case "bearer":
 			return stringArg(d, &b.Bearer)
 		case "card_ttl":
@@ -156,7 +143,6 @@ func (b *A2ABackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("backend a2a: unknown option %q", opt)
 		}
-		return nil
 	})
 }
 

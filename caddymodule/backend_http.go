@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -65,12 +64,7 @@ func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	hdr := http.Header{}
-	for k, vs := range b.Headers {
-		for _, v := range vs {
-			hdr.Add(k, repl.ReplaceAll(v, ""))
-		}
-	}
+	hdr := resolveHeaders(b.Headers, repl)
 	b.impl = &backends.HTTP{
 		URL: repl.ReplaceAll(b.URL, ""), Client: client, Header: hdr,
 		Timeout: time.Duration(b.Timeout), MaxLineBytes: b.MaxLineSize, MaxOutputBytes: b.MaxOutputSize,
@@ -94,14 +88,7 @@ func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return u.unmarshal(d, func(opt string) error {
 		switch opt {
 		case "header":
-			var k, v string
-			if !d.Args(&k, &v) || d.NextArg() {
-				return d.ArgErr()
-			}
-			if b.Headers == nil {
-				b.Headers = map[string][]string{}
-			}
-			b.Headers[http.CanonicalHeaderKey(k)] = append(b.Headers[http.CanonicalHeaderKey(k)], v)
+			return headerArg(d, &b.Headers)
 		case "max_line_size", "max_output_size":
 			n, err := sizeArg(d)
 			if err != nil {

@@ -123,3 +123,30 @@ func (u upstreamBlock) unmarshal(d *caddyfile.Dispenser, own func(opt string) er
 	}
 	return nil
 }
+
+// headerArg reads `header <name> <value>` into h (repeatable: values add
+// up under the canonical name).
+func headerArg(d *caddyfile.Dispenser, h *map[string][]string) error {
+	var k, v string
+	if !d.Args(&k, &v) || d.NextArg() {
+		return d.ArgErr()
+	}
+	if *h == nil {
+		*h = map[string][]string{}
+	}
+	k = http.CanonicalHeaderKey(k)
+	(*h)[k] = append((*h)[k], v)
+	return nil
+}
+
+// resolveHeaders returns the configured upstream headers with their
+// placeholders ({env.X}, {file.Y}) replaced.
+func resolveHeaders(h map[string][]string, repl *caddy.Replacer) http.Header {
+	out := http.Header{}
+	for k, vs := range h {
+		for _, v := range vs {
+			out.Add(k, repl.ReplaceAll(v, ""))
+		}
+	}
+	return out
+}
