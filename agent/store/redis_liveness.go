@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -18,11 +19,12 @@ import (
 // lease — and records the tasks it wrote SUBMITTED or WORKING in the set
 // P{i:<instance>}:run (removed once it writes them in another state).
 // Every third of the lease each instance also looks for instances whose
-// lease ended: the first to remove one from P{i}:live (ZREM answers 1)
-// marks that instance's tasks still SUBMITTED or WORKING as FAILED with
-// the crash message, logging the FAILED status update and queueing its
-// push notifications like a turn's final write, then drops the set. Never
-// before the lease ended. A handle closed without marking its tasks
+// lease ended: the first to claim one (a script pushes its lease end one
+// lease later, so a reaper that dies halfway is replaced) queues the push
+// jobs its tasks left pending (a cluster), marks its tasks still SUBMITTED
+// or WORKING as FAILED with the crash message, logging the FAILED status
+// update and queueing its push notifications like a turn's final write,
+// then drops the instance and its set. Never before the lease ended. A handle closed without marking its tasks
 // (a graceful stop marks them itself) is, for the others, a dead instance.
 
 // DefaultInstanceLease is the heartbeat lease of an instance (SCALE-2
@@ -41,6 +43,9 @@ type redisInstance struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
+
+	mu      sync.Mutex
+	unmoved map[string]bool // tasks whose pending push jobs a move failed to queue (cluster)
 }
 
 func (s *Redis) liveKey() string               { return s.p + "{i}:live" }
@@ -89,6 +94,7 @@ func (s *Redis) beat() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.inst.lease/3)
 		_ = s.heartbeat(ctx)
+		s.retryMoves(ctx)
 		_, _ = s.ReapInstances(ctx, time.Now())
 		cancel()
 	}
@@ -116,6 +122,72 @@ func (s *Redis) trackRunning(ctx context.Context, id string, st a2a.TaskState) {
 	_ = s.c.SRem(ctx, s.runKey(s.inst.id), id).Err()
 }
 
+// markRunning records the task in this instance's running set whatever
+// its state: until its pending push jobs are queued (a cluster), a reaper
+// must find it if this instance dies.
+func (s *Redis) markRunning(ctx context.Context, id string) {
+	if s.inst != nil {
+		_ = s.c.SAdd(ctx, s.runKey(s.inst.id), id).Err()
+	}
+}
+
+// retryMoveLater remembers a task whose pending push jobs could not be
+// queued; the heartbeat retries.
+func (s *Redis) retryMoveLater(id string) {
+	if s.inst == nil {
+		return
+	}
+	s.inst.mu.Lock()
+	if s.inst.unmoved == nil {
+		s.inst.unmoved = map[string]bool{}
+	}
+	s.inst.unmoved[id] = true
+	s.inst.mu.Unlock()
+}
+
+// retryMoves queues the pending push jobs of the tasks retryMoveLater
+// remembered, then forgets the tasks no longer running.
+func (s *Redis) retryMoves(ctx context.Context) {
+	s.inst.mu.Lock()
+	ids := make([]string, 0, len(s.inst.unmoved))
+	for id := range s.inst.unmoved {
+		ids = append(ids, id)
+	}
+	s.inst.mu.Unlock()
+	for _, id := range ids {
+		if s.flushPending(ctx, id) != nil {
+			continue
+		}
+		s.inst.mu.Lock()
+		delete(s.inst.unmoved, id)
+		s.inst.mu.Unlock()
+		if st, err := s.c.HGet(ctx, s.taskKey(id), "s").Result(); err == nil {
+			s.trackRunning(ctx, id, a2a.TaskState(st))
+		}
+	}
+}
+
+// reapClaimScript claims the reaping of an instance whose lease ended
+// before ARGV[2]: its lease is pushed to ARGV[3], so a reaper that dies
+// halfway lets another one take over once that claim ends too.
+// KEYS[1] live set; ARGV instance, now ms, claim end ms.
+var reapClaimScript = redis.NewScript(`
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+`)
+
+// reapDoneScript drops a reaped instance: its lease entry (unless it came
+// back and renewed it since the claim) and its running set.
+// KEYS[1] live set, KEYS[2] running set; ARGV instance, claim end ms.
+var reapDoneScript = redis.NewScript(`
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
+redis.call('DEL', KEYS[2])
+return 1
+`)
+
 // ReapInstances fails the running tasks of every instance whose lease
 // ended before now and that no other instance reaped first (SCALE-2); it
 // returns how many tasks it marked FAILED.
@@ -132,7 +204,8 @@ func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
 		if s.inst != nil && inst == s.inst.id {
 			continue // our own lease, late: renewed by the next beat
 		}
-		won, err := s.c.ZRem(ctx, s.liveKey(), inst).Result()
+		claimEnd := now.Add(s.reapLease()).UnixMilli()
+		won, err := reapClaimScript.Run(ctx, s.c, []string{s.liveKey()}, inst, now.UnixMilli(), claimEnd).Int()
 		if err != nil {
 			return n, s.opErr("reaping an instance", err)
 		}
@@ -143,14 +216,33 @@ func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
 		if err != nil {
 			return n, s.opErr("reading an instance's tasks", err)
 		}
+		complete := true
 		for _, id := range ids {
-			if ok, err := s.failOrphan(ctx, id, now); err == nil && ok {
+			if err := s.flushPending(ctx, id); err != nil {
+				complete = false
+			}
+			ok, err := s.failOrphan(ctx, id, now)
+			if err != nil && !errors.Is(err, redis.Nil) && !errors.Is(err, ErrNotFound) {
+				complete = false
+			}
+			if ok {
 				n++
 			}
 		}
-		_ = s.c.Del(ctx, s.runKey(inst)).Err()
+		if !complete {
+			continue // the claim runs out: reaped again, the done part is a no-op
+		}
+		_ = reapDoneScript.Run(ctx, s.c, []string{s.liveKey(), s.runKey(inst)}, inst, claimEnd).Err()
 	}
 	return n, nil
+}
+
+// reapLease is how long a reaper's claim on a dead instance lasts.
+func (s *Redis) reapLease() time.Duration {
+	if s.inst != nil {
+		return s.inst.lease
+	}
+	return DefaultInstanceLease
 }
 
 // failOrphan marks task id FAILED with the crash message if it is still

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -106,45 +105,6 @@ func newJobID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// PutTaskWithJobs stores the task, reading its push configs in the same
-// script, then queues one job per config. The task and the outbox are
-// different slots, so the two steps are not one transaction: a crash
-// between them loses the notifications of that write (SCALE-2 would keep
-// a per-task outbox under the task's hash tag).
-func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
-	vals, err := s.putTask(ctx, owner, t, true)
-	if err != nil {
-		return 0, err
-	}
-	cfgs := configsOf(vals)
-	if len(cfgs) == 0 {
-		return 0, nil
-	}
-	if payload == nil {
-		payload = []byte{}
-	}
-	now := nowUTC()
-	_, err = s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, c := range cfgs {
-			j := redisJob{PushJob: PushJob{ID: newJobID(), TaskID: c.TaskID, ConfigID: c.ID, Owner: c.Owner,
-				URL: c.URL, Token: c.Token, Scheme: c.Scheme, Credentials: c.Credentials,
-				Payload: payload, Due: now, CreatedAt: now}, CJ: s.configJobsKey(c.TaskID, c.ID)}
-			b, err := json.Marshal(j)
-			if err != nil {
-				return err
-			}
-			p.Set(ctx, s.jobPrefix()+j.ID, b, 0)
-			p.ZAdd(ctx, s.queueKey(), redis.Z{Score: float64(now.UnixMilli()), Member: j.ID})
-			p.SAdd(ctx, j.CJ, j.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, s.opErr("queueing push deliveries", err)
-	}
-	return len(cfgs), nil
 }
 
 // ClaimPushJobs leases up to limit claimable jobs until now+lease, in one

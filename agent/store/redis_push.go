@@ -38,6 +38,13 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `)
 
+// storedConfig is a push config as stored: the config and the key of the
+// set listing its jobs.
+type storedConfig struct {
+	PushConfig
+	CJ string `json:"cj"`
+}
+
 // PutPushConfig inserts or replaces a config; ErrNotFound when (TaskID,
 // ID) exists with another owner.
 func (s *Redis) PutPushConfig(ctx context.Context, c PushConfig) error {
@@ -56,7 +63,9 @@ func (s *Redis) PutPushConfigMax(ctx context.Context, c PushConfig, maxPerTask i
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = nowUTC()
 	}
-	b, err := json.Marshal(c)
+	// The stored config carries the key of its job set, so that a task
+	// write's script can queue its jobs (redis_enqueue.go).
+	b, err := json.Marshal(storedConfig{PushConfig: c, CJ: s.configJobsKey(c.TaskID, c.ID)})
 	if err != nil {
 		return err
 	}
@@ -142,20 +151,6 @@ func (s *Redis) DeletePushConfig(ctx context.Context, owner, taskID, id string) 
 	return nil
 }
 
-// configsOf decodes the push configs a task write returned.
-func configsOf(vals []string) []PushConfig {
-	out := make([]PushConfig, 0, len(vals))
-	for _, v := range vals {
-		var c PushConfig
-		if json.Unmarshal([]byte(v), &c) == nil {
-			out = append(out, c)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// Outbox keys: one slot ({p}) for the whole outbox.
 func (s *Redis) queueKey() string   { return s.p + "{p}:q" }
 func (s *Redis) jobPrefix() string  { return s.p + "{p}:job:" }
 func (s *Redis) deadKey() string    { return s.p + "{p}:dead" }

@@ -14,21 +14,14 @@ import (
 )
 
 // putTaskScript writes a task record (one slot: the task's hash tag). It
-// refuses a task of another owner (nil reply), bumps the record's version
-// (the owner index applies only newer versions, so index updates that
-// arrive out of order converge) and, when ARGV[7] is "1", returns the
-// task's push configs for the outbox.
+// refuses a task of another owner (nil reply) and bumps the record's
+// version (the owner index applies only newer versions, so index updates
+// that arrive out of order converge).
 //
-// KEYS[1] task hash, KEYS[2] push config hash.
-// ARGV owner, context id, state, status ms, body, artifacts ("" = none), want configs.
-var putTaskScript = redis.NewScript(`
-local o = redis.call('HGET', KEYS[1], 'o')
-if o and o ~= ARGV[1] then return false end
-local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', ARGV[2], 's', ARGV[3], 'ts', ARGV[4], 'b', ARGV[5])
-if ARGV[6] == '' then redis.call('HDEL', KEYS[1], 'a') else redis.call('HSET', KEYS[1], 'a', ARGV[6]) end
-if ARGV[7] == '1' then return {v, redis.call('HVALS', KEYS[2])} end
-return {v}
+// KEYS[1] task hash. ARGV owner, context id, state, status ms, body,
+// artifacts ("" = none).
+var putTaskScript = redis.NewScript(putRecordLua + `
+return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 `)
 
 // indexScript moves a task in its owner's sorted sets (one slot: the
@@ -50,21 +43,16 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 // deployments without cluster slots (standalone, Sentinel): the record
 // and its index change atomically, in one round trip.
 //
-// KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] owner index hash.
-// ARGV as putTaskScript, then task id, context key part, member, sorted
-// set base key.
-var putIndexedScript = redis.NewScript(`
-local o = redis.call('HGET', KEYS[1], 'o')
-if o and o ~= ARGV[1] then return false end
-local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('HSET', KEYS[1], 'o', ARGV[1], 'c', ARGV[2], 's', ARGV[3], 'ts', ARGV[4], 'b', ARGV[5])
-if ARGV[6] == '' then redis.call('HDEL', KEYS[1], 'a') else redis.call('HSET', KEYS[1], 'a', ARGV[6]) end
+// KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
+// then task id, context key part, member, sorted set base key.
+var putIndexedScript = redis.NewScript(putRecordLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-index(KEYS[3], ARGV[8], v, ARGV[9], ARGV[3], ARGV[10], ARGV[11])
-if ARGV[7] == '1' then return {v, redis.call('HVALS', KEYS[2])} end
-return {v}
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+if not v then return false end
+index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
+return v
 `)
 
 // indexBody is the body of indexScript over named arguments.
@@ -139,69 +127,50 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 // between the two leaves the index one version behind until the task's
 // next write.
 func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
-	_, err := s.putTask(ctx, owner, t, false)
-	return err
-}
-
-// putTask writes the task and its index; with configs it returns the
-// task's push configs (JSON) read atomically with the write.
-func (s *Redis) putTask(ctx context.Context, owner string, t *a2a.Task, configs bool) ([]string, error) {
 	if err := s.live(); err != nil {
-		return nil, err
+		return err
 	}
 	e, err := encodeTask(t)
 	if err != nil {
-		return nil, err
-	}
-	want := "0"
-	if configs {
-		want = "1"
+		return err
 	}
 	if !s.cluster {
-		res, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
-			owner, e.contextID, e.state, e.statusMS, e.body, e.arts, want,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Slice()
+		err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)},
+			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Err()
 		if errors.Is(err, redis.Nil) {
-			return nil, ErrNotFound
+			return ErrNotFound
 		}
 		if err != nil {
-			return nil, s.opErr("writing task", err)
+			return s.opErr("writing task", err)
 		}
 		s.trackRunning(ctx, e.id, t.Status.State)
-		return scriptConfigs(res), nil
+		return nil
 	}
-	res, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id)},
-		owner, e.contextID, e.state, e.statusMS, e.body, e.arts, want).Slice()
+	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
+		owner, e.contextID, e.state, e.statusMS, e.body, e.arts).Int64()
 	if errors.Is(err, redis.Nil) {
-		return nil, ErrNotFound
+		return ErrNotFound
 	}
 	if err != nil {
-		return nil, s.opErr("writing task", err)
+		return s.opErr("writing task", err)
 	}
-	version, _ := res[0].(int64)
-	cfgs := scriptConfigs(res)
-	err = indexScript.Run(ctx, s.c, []string{s.ownerIx(owner)},
-		e.id, version, keyPart(e.contextID), e.state, member(e.statusMS, e.id), s.ownerBase(owner)).Err()
-	if err != nil {
-		return nil, s.opErr("indexing task", err)
+	if err := s.indexTask(ctx, owner, e, version); err != nil {
+		return err
 	}
 	s.trackRunning(ctx, e.id, t.Status.State)
-	return cfgs, nil
+	return nil
 }
 
-// scriptConfigs returns the push configs a task script returned.
-func scriptConfigs(res []any) []string {
-	var cfgs []string
-	if len(res) > 1 {
-		if vals, ok := res[1].([]any); ok {
-			for _, v := range vals {
-				if str, ok := v.(string); ok {
-					cfgs = append(cfgs, str)
-				}
-			}
-		}
+// indexTask moves version of the task in its owner's sorted sets (the
+// second step of a write in a cluster).
+func (s *Redis) indexTask(ctx context.Context, owner string, e encodedTask, version int64) error {
+	err := indexScript.Run(ctx, s.c, []string{s.ownerIx(owner)},
+		e.id, version, keyPart(e.contextID), e.state, member(e.statusMS, e.id), s.ownerBase(owner)).Err()
+	if err != nil {
+		return s.opErr("indexing task", err)
 	}
-	return cfgs
+	return nil
 }
 
 // PutTaskNoWait is PutTask with a timeout of its own: the write has

@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+)
+
+// Push jobs are queued atomically with the state change that makes them
+// (SCALE-2, PUSH-5). The job records are built inside the script that
+// writes the task, from the push configs it reads in the same script, so
+// a job exists exactly when the write that triggered it landed: no lost
+// notification (a crash after the write) and no phantom one (a write that
+// failed, a config deleted meanwhile).
+//
+// Without cluster slots (standalone, Sentinel) that one script also puts
+// the jobs in the outbox ({p}: the queue, the job strings, the config's
+// job set). In a cluster the outbox is another slot, so the script puts
+// them in the task's own pending hash P{t:<id>}:pj instead; they are then
+// moved to the outbox (SET NX: a second move of the same job is a no-op)
+// and dropped from the pending hash. A crash between the two steps leaves
+// them pending, never lost: the task's next write moves them with its own,
+// the instance retries a failed move on its heartbeat, and, because the
+// task stays in the instance's running set until the move succeeded, the
+// instance that reaps a dead instance moves them too.
+
+// makeJobsLua builds the jobs of a write: one per config in the hash
+// cfgKey, as the JSON of a redisJob. cjBase is the key of a config's job
+// set without the config id, used for configs stored before their job set
+// key was stored with them (ids of the plain alphabet only).
+const makeJobsLua = `
+local function makeJobs(cfgKey, cjBase, idBase, payload, now)
+  local out = {}
+  for i, v in ipairs(redis.call('HVALS', cfgKey)) do
+    local c = cjson.decode(v)
+    local cj = c.cj
+    if type(cj) ~= 'string' then
+      cj = ''
+      if type(c.ID) == 'string' and #c.ID <= 128 and string.match(c.ID, '^[%w%._/@%-]+$') then cj = cjBase .. c.ID end
+    end
+    local id = idBase .. string.format('%04x', i)
+    local j = {ID = id, TaskID = c.TaskID, ConfigID = c.ID, Owner = c.Owner, URL = c.URL,
+      Token = c.Token, Scheme = c.Scheme, Credentials = c.Credentials, Payload = payload,
+      Attempts = 0, Due = now, CreatedAt = now, LastError = '', cj = cj}
+    out[#out + 1] = {id, cjson.encode(j), cj}
+  end
+  return out
+end
+`
+
+// putRecordLua writes the task record like putTaskScript (false: another
+// owner's task); it returns the record's new version.
+const putRecordLua = `
+local function putRecord(k, owner, ctx, state, ms, body, arts)
+  local o = redis.call('HGET', k, 'o')
+  if o and o ~= owner then return false end
+  local v = redis.call('HINCRBY', k, 'v', 1)
+  redis.call('HSET', k, 'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body)
+  if arts == '' then redis.call('HDEL', k, 'a') else redis.call('HSET', k, 'a', arts) end
+  return v
+end
+`
+
+// putIndexedJobsScript writes the task, its index and its jobs in the
+// outbox, in one script (no cluster slots).
+//
+// KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] owner index hash.
+// ARGV owner, context id, state, status ms, body, artifacts, task id,
+// context key part, member, sorted set base key, job key prefix, queue
+// key, job set base key, job id base, payload (base64), now (RFC 3339),
+// now ms. Returns {version, jobs queued}.
+var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
+local function index(ix, id, ver, cpart, state, m, base)
+` + indexBody + `
+end
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+if not v then return false end
+index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
+local jobs = makeJobs(KEYS[2], ARGV[13], ARGV[14], ARGV[15], ARGV[16])
+for _, j in ipairs(jobs) do
+  redis.call('SET', ARGV[11] .. j[1], j[2])
+  redis.call('ZADD', ARGV[12], ARGV[17], j[1])
+  if j[3] ~= '' then redis.call('SADD', j[3], j[1]) end
+end
+return {v, #jobs}
+`)
+
+// putPendingJobsScript writes the task record and its jobs in the task's
+// pending hash (one slot: a cluster). It returns the version and every
+// pending job of the task (earlier ones whose move failed included), as
+// HGETALL pairs.
+//
+// KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] pending hash.
+// ARGV owner, context id, state, status ms, body, artifacts, job set base
+// key, job id base, payload (base64), now (RFC 3339).
+var putPendingJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+if not v then return false end
+for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10])) do
+  redis.call('HSET', KEYS[3], j[1], j[2])
+end
+return {v, redis.call('HGETALL', KEYS[3])}
+`)
+
+// moveJobsScript puts pending jobs in the outbox (one slot: {p}). Every
+// step is idempotent (SET NX, ZADD NX, SADD), so a move that failed
+// halfway is completed by the next: a job in the outbox, claimed or not,
+// is left as it is (one that was delivered and acknowledged since is sent
+// again, with the same delivery id: at least once).
+//
+// KEYS[1] queue. ARGV job key prefix, due ms, then job id, job JSON pairs.
+var moveJobsScript = redis.NewScript(`
+local n = 0
+for i = 3, #ARGV, 2 do
+  local id, j = ARGV[i], ARGV[i + 1]
+  redis.call('SET', ARGV[1] .. id, j, 'NX')
+  n = n + redis.call('ZADD', KEYS[1], 'NX', ARGV[2], id)
+  local cj = cjson.decode(j).cj
+  if type(cj) == 'string' and cj ~= '' then redis.call('SADD', cj, id) end
+end
+return n
+`)
+
+func (s *Redis) pendingJobsKey(id string) string { return s.taskKey(id) + ":pj" }
+
+// jobSetBase is configJobsKey without the config id.
+func (s *Redis) jobSetBase(taskID string) string { return s.configJobsKey(taskID, "") }
+
+// PutTaskWithJobs stores the task and queues one push job per config of
+// the task, atomically with the write (see the top of this file).
+func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
+	if err := s.live(); err != nil {
+		return 0, err
+	}
+	e, err := encodeTask(t)
+	if err != nil {
+		return 0, err
+	}
+	now := nowUTC()
+	pay := base64.StdEncoding.EncodeToString(payload)
+	nowStr := now.Format(time.RFC3339Nano)
+	idBase := newJobID()
+	if !s.cluster {
+		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
+			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli()).Slice()
+		if errors.Is(err, redis.Nil) {
+			return 0, ErrNotFound
+		}
+		if err != nil {
+			return 0, s.opErr("writing task", err)
+		}
+		s.trackRunning(ctx, e.id, t.Status.State)
+		n, _ := res[1].(int64)
+		return int(n), nil
+	}
+	// Cluster: the task stays in this instance's running set until its
+	// jobs reached the outbox, so a reaper finds them if we die first.
+	s.markRunning(ctx, e.id)
+	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)},
+		owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+		s.jobSetBase(e.id), idBase, pay, nowStr).Slice()
+	if errors.Is(err, redis.Nil) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, s.opErr("writing task", err)
+	}
+	version, _ := res[0].(int64)
+	pending := stringsOf(res[1])
+	if err := s.indexTask(ctx, owner, e, version); err != nil {
+		return 0, err
+	}
+	queued := countNew(pending, idBase)
+	if err := s.movePending(ctx, e.id, pending); err != nil {
+		// The jobs are stored (pending): the heartbeat retries the move.
+		s.retryMoveLater(e.id)
+		return queued, nil
+	}
+	s.trackRunning(ctx, e.id, t.Status.State)
+	return queued, nil
+}
+
+// movePending moves a task's pending jobs (HGETALL pairs) to the outbox,
+// then drops them from the pending hash.
+func (s *Redis) movePending(ctx context.Context, taskID string, pairs []string) error {
+	if len(pairs) < 2 {
+		return nil
+	}
+	args := make([]any, 0, len(pairs)+2)
+	args = append(args, s.jobPrefix(), nowUTC().UnixMilli())
+	ids := make([]string, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		args = append(args, pairs[i], pairs[i+1])
+		ids = append(ids, pairs[i])
+	}
+	if err := moveJobsScript.Run(ctx, s.c, []string{s.queueKey()}, args...).Err(); err != nil {
+		return s.opErr("queueing push deliveries", err)
+	}
+	if err := s.c.HDel(ctx, s.pendingJobsKey(taskID), ids...).Err(); err != nil {
+		return s.opErr("queueing push deliveries", err)
+	}
+	return nil
+}
+
+// flushPending moves whatever jobs task id has pending to the outbox (a
+// cluster only; without slots nothing is ever pending).
+func (s *Redis) flushPending(ctx context.Context, id string) error {
+	if !s.cluster {
+		return nil
+	}
+	m, err := s.c.HGetAll(ctx, s.pendingJobsKey(id)).Result()
+	if err != nil {
+		return s.opErr("reading pending push deliveries", err)
+	}
+	pairs := make([]string, 0, 2*len(m))
+	for k, v := range m {
+		pairs = append(pairs, k, v)
+	}
+	return s.movePending(ctx, id, pairs)
+}
+
+// stringsOf returns the strings of a script's array reply.
+func stringsOf(v any) []string {
+	vals, _ := v.([]any)
+	out := make([]string, 0, len(vals))
+	for _, x := range vals {
+		if str, ok := x.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
+}
+
+// countNew counts the jobs of pending pairs made by this write (their ids
+// start with idBase).
+func countNew(pairs []string, idBase string) int {
+	n := 0
+	for i := 0; i < len(pairs); i += 2 {
+		if len(pairs[i]) > len(idBase) && pairs[i][:len(idBase)] == idBase {
+			n++
+		}
+	}
+	return n
+}
