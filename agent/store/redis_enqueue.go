@@ -53,18 +53,31 @@ local function makeJobs(cfgKey, cjBase, idBase, payload, now)
 end
 `
 
-// putRecordLua writes the task record like putTaskScript (false: another
-// owner's task); it returns the record's new version.
+// putRecordLua writes the task record like putTaskScript: false for
+// another owner's task, -1 for a task a reaper failed (its state is final:
+// the late write of a turn whose instance was reaped changes nothing),
+// else the record's new version. With reap "1" it writes only over a
+// task still SUBMITTED or WORKING (else -1) and marks it reaped.
 const putRecordLua = `
-local function putRecord(k, owner, ctx, state, ms, body, arts)
+local function putRecord(k, owner, ctx, state, ms, body, arts, reap)
   local o = redis.call('HGET', k, 'o')
   if o and o ~= owner then return false end
+  if redis.call('HEXISTS', k, 'r') == 1 then return -1 end
+  if reap == '1' then
+    local cur = redis.call('HGET', k, 's')
+    if cur ~= '` + string(a2a.TaskStateSubmitted) + `' and cur ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
+    redis.call('HSET', k, 'r', '1')
+  end
   local v = redis.call('HINCRBY', k, 'v', 1)
   redis.call('HSET', k, 'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body)
   if arts == '' then redis.call('HDEL', k, 'a') else redis.call('HSET', k, 'a', arts) end
   return v
 end
 `
+
+// errTaskReaped is the answer to a write of a task that a reaper failed
+// (its instance's lease had ended): the task stays FAILED.
+var errTaskReaped = errors.New("writing task: the task was failed after this instance's heartbeat lease ended; its state is final")
 
 // putIndexedJobsScript writes the task, its index and its jobs in the
 // outbox, in one script (no cluster slots).
@@ -73,13 +86,14 @@ end
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms. Returns {version, jobs queued}.
+// now ms, reap flag. Returns {version, jobs queued}.
 var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18])
 if not v then return false end
+if v == -1 then return {-1, 0} end
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
 local jobs = makeJobs(KEYS[2], ARGV[13], ARGV[14], ARGV[15], ARGV[16])
 for _, j in ipairs(jobs) do
@@ -97,10 +111,11 @@ return {v, #jobs}
 //
 // KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] pending hash.
 // ARGV owner, context id, state, status ms, body, artifacts, job set base
-// key, job id base, payload (base64), now (RFC 3339).
+// key, job id base, payload (base64), now (RFC 3339), reap flag.
 var putPendingJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11])
 if not v then return false end
+if v == -1 then return {-1, {}} end
 for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10])) do
   redis.call('HSET', KEYS[3], j[1], j[2])
 end
@@ -134,6 +149,13 @@ func (s *Redis) jobSetBase(taskID string) string { return s.configJobsKey(taskID
 // PutTaskWithJobs stores the task and queues one push job per config of
 // the task, atomically with the write (see the top of this file).
 func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
+	return s.putTaskWithJobs(ctx, owner, t, payload, false)
+}
+
+// putTaskWithJobs is PutTaskWithJobs; with reap it writes only over a
+// task still SUBMITTED or WORKING and marks it reaped (errTaskReaped
+// otherwise).
+func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, payload []byte, reap bool) (int, error) {
 	if err := s.live(); err != nil {
 		return 0, err
 	}
@@ -145,16 +167,23 @@ func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	pay := base64.StdEncoding.EncodeToString(payload)
 	nowStr := now.Format(time.RFC3339Nano)
 	idBase := newJobID()
+	reapFlag := ""
+	if reap {
+		reapFlag = "1"
+	}
 	if !s.cluster {
 		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
 			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli()).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag).Slice()
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}
 		if err != nil {
 			return 0, s.opErr("writing task", err)
+		}
+		if v, _ := res[0].(int64); v == -1 {
+			return 0, errTaskReaped
 		}
 		s.trackRunning(ctx, e.id, t.Status.State)
 		n, _ := res[1].(int64)
@@ -165,7 +194,7 @@ func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	s.markRunning(ctx, e.id)
 	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)},
 		owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr).Slice()
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound
 	}
@@ -173,6 +202,10 @@ func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 		return 0, s.opErr("writing task", err)
 	}
 	version, _ := res[0].(int64)
+	if version == -1 {
+		s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
+		return 0, errTaskReaped
+	}
 	pending := stringsOf(res[1])
 	if err := s.indexTask(ctx, owner, e, version); err != nil {
 		return 0, err

@@ -246,8 +246,11 @@ func (s *Redis) reapLease() time.Duration {
 }
 
 // failOrphan marks task id FAILED with the crash message if it is still
-// SUBMITTED or WORKING: the task write with its push jobs, and the status
-// update in its event log (a follower on any instance ends with it).
+// SUBMITTED or WORKING — checked by the write's script, so a turn that
+// finishes meanwhile keeps its state — with its push jobs, and the status
+// update in its event log (a follower on any instance ends with it). The
+// task is marked reaped: a late write of its turn (an instance that lived
+// on after its lease ended) leaves it FAILED.
 func (s *Redis) failOrphan(ctx context.Context, id string, now time.Time) (bool, error) {
 	owner, err := s.c.HGet(ctx, s.taskKey(id), "o").Result()
 	if err != nil {
@@ -269,7 +272,10 @@ func (s *Redis) failOrphan(ctx context.Context, id string, now time.Time) (bool,
 	if err != nil {
 		return false, err
 	}
-	if _, err := s.PutTaskWithJobs(ctx, owner, t, payload); err != nil {
+	if _, err := s.putTaskWithJobs(ctx, owner, t, payload, true); err != nil {
+		if errors.Is(err, errTaskReaped) {
+			return false, nil // it finished (or was reaped) meanwhile
+		}
 		return false, err
 	}
 	if last, err := s.LastEventSeq(ctx, id); err == nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -75,6 +76,21 @@ func TestRedisReapDeadInstance(t *testing.T) {
 	}
 	if depth, _ := b.PushQueueDepth(ctx); depth != depth0+1 {
 		t.Errorf("push queue %d → %d; want one FAILED notification queued", depth0, depth)
+	}
+	// A's turn, alive after all (a pause longer than its lease), writes
+	// its final state late: refused, the task stays FAILED (a terminal
+	// state is final), on both write paths.
+	if err := a.PutTask(ctx, "alice", mkTask("run1", "c1", a2a.TaskStateCompleted, now)); !errors.Is(err, errTaskReaped) {
+		t.Fatalf("late PutTask of a reaped task: %v; want errTaskReaped", err)
+	}
+	if _, err := a.PutTaskWithJobs(ctx, "alice", mkTask("sub1", "c2", a2a.TaskStateCompleted, now), []byte(`{}`)); !errors.Is(err, errTaskReaped) {
+		t.Fatalf("late PutTaskWithJobs of a reaped task: %v; want errTaskReaped", err)
+	}
+	if st := mustGet(t, b, "alice", "run1").Status.State; st != a2a.TaskStateFailed {
+		t.Fatalf("run1 became %s after a late write", st)
+	}
+	if depth, _ := b.PushQueueDepth(ctx); depth != depth0+1 {
+		t.Errorf("a refused late write queued push jobs (depth %d)", depth)
 	}
 	// Reaped once: a second pass (or another instance) finds nothing.
 	if n, err := b.ReapInstances(ctx, time.Now().Add(time.Hour)); err != nil || n != 0 {

@@ -21,7 +21,7 @@ import (
 // KEYS[1] task hash. ARGV owner, context id, state, status ms, body,
 // artifacts ("" = none).
 var putTaskScript = redis.NewScript(putRecordLua + `
-return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '')
 `)
 
 // indexScript moves a task in its owner's sorted sets (one slot: the
@@ -49,8 +49,9 @@ var putIndexedScript = redis.NewScript(putRecordLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '')
 if not v then return false end
+if v == -1 then return -1 end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
 return v
 `)
@@ -135,14 +136,18 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 		return err
 	}
 	if !s.cluster {
-		err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)},
+		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)},
 			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Err()
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Int64()
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
 		}
 		if err != nil {
 			return s.opErr("writing task", err)
+		}
+		if v == -1 {
+			s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
+			return errTaskReaped
 		}
 		s.trackRunning(ctx, e.id, t.Status.State)
 		return nil
@@ -154,6 +159,10 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	}
 	if err != nil {
 		return s.opErr("writing task", err)
+	}
+	if version == -1 {
+		s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
+		return errTaskReaped
 	}
 	if err := s.indexTask(ctx, owner, e, version); err != nil {
 		return err
