@@ -17,6 +17,7 @@ import (
 //		key_prefix <prefix>
 //		max_shared_blob_bytes <n>
 //		instance_lease <duration>   # SCALE-2 heartbeat lease, default 15s
+//		event_log_ttl <duration>|off # a finished task's event log, default 10m
 //	}
 func parseStore(d *caddyfile.Dispenser, app *App) error {
 	if !d.NextArg() {
@@ -58,6 +59,20 @@ func parseStore(d *caddyfile.Dispenser, app *App) error {
 				return d.Errf("a2a: store redis: instance_lease must be a duration of at least 1s, not %q", args[0])
 			}
 			r.InstanceLease = caddy.Duration(dur)
+			continue
+		case "event_log_ttl":
+			if len(args) != 1 {
+				return d.Errf("a2a: store redis: event_log_ttl takes exactly one duration or off")
+			}
+			if args[0] == "off" {
+				r.EventLogTTL = -1
+				continue
+			}
+			dur, err := caddy.ParseDuration(args[0])
+			if err != nil || dur < time.Second {
+				return d.Errf("a2a: store redis: event_log_ttl must be a duration of at least 1s or off, not %q", args[0])
+			}
+			r.EventLogTTL = caddy.Duration(dur)
 			continue
 		case "key_prefix", "max_shared_blob_bytes":
 		default:

@@ -37,6 +37,7 @@ func TestAdaptStoreRedis(t *testing.T) {
 			key_prefix gw:
 			max_shared_blob_bytes 1048576
 			instance_lease 5s
+			event_log_ttl 1h
 		}
 	}`)
 	if err != nil {
@@ -47,7 +48,7 @@ func TestAdaptStoreRedis(t *testing.T) {
 	}
 	r, _ := app["redis"].(map[string]any)
 	urls, _ := r["urls"].([]any)
-	if len(urls) != 3 || urls[0] != "redis://127.0.0.1:6379/0" || urls[2] != "redis://10.0.0.3:6379" || r["key_prefix"] != "gw:" || r["max_shared_blob_bytes"] != 1048576.0 || r["instance_lease"] != 5e9 {
+	if len(urls) != 3 || urls[0] != "redis://127.0.0.1:6379/0" || urls[2] != "redis://10.0.0.3:6379" || r["key_prefix"] != "gw:" || r["max_shared_blob_bytes"] != 1048576.0 || r["instance_lease"] != 5e9 || r["event_log_ttl"] != 3.6e12 {
 		t.Fatalf("redis: %v", r)
 	}
 
@@ -58,6 +59,11 @@ func TestAdaptStoreRedis(t *testing.T) {
 	r, _ = app["redis"].(map[string]any)
 	if app["store"] != "redis" || r["urls"].([]any)[0] != "redis+sentinel://s1:26379,s2:26379/mymaster/0" {
 		t.Fatalf("one-line form: %v", app)
+	}
+
+	app, err = adaptApp(t, "\ta2a {\n\t\tstore redis redis://x {\n\t\t\tevent_log_ttl off\n\t\t}\n\t}")
+	if r, _ = app["redis"].(map[string]any); err != nil || r["event_log_ttl"] != -1.0 {
+		t.Fatalf("event_log_ttl off: %v %v", r, err)
 	}
 
 	app, err = adaptApp(t, "\ta2a {\n\t\tstore sqlite\n\t}")
@@ -75,6 +81,7 @@ func TestAdaptStoreRedis(t *testing.T) {
 		"store redis redis://x {\n\t\tkey_prefix a\n\t\tkey_prefix b\n\t\t}": "duplicate key_prefix",
 		"store redis redis://x {\n\t\tinstance_lease 500ms\n\t\t}":           "instance_lease must be a duration of at least 1s",
 		"store sqlite extra":                                                 "takes no more values",
+		"store redis redis://x {\n\t\tevent_log_ttl soon\n\t\t}":             "event_log_ttl must be a duration of at least 1s or off",
 	} {
 		_, err := adaptApp(t, "\ta2a {\n\t\t"+src+"\n\t}")
 		if err == nil || !strings.Contains(err.Error(), want) {

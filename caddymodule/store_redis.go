@@ -33,6 +33,11 @@ type StoreRedis struct {
 	// every third of it; once it ended, another instance marks the tasks
 	// this one left running FAILED. Default 15s, at least 1s.
 	InstanceLease caddy.Duration `json:"instance_lease,omitempty"`
+	// EventLogTTL is how long the event log of a finished task (RPC-17
+	// resumable streams) stays in Redis: a resume after it gets the task
+	// snapshot. Default 10m; negative (Caddyfile `off`): kept as long as
+	// the task.
+	EventLogTTL caddy.Duration `json:"event_log_ttl,omitempty"`
 }
 
 // sharedKey is the usage-pool key of the shared state: the data directory,
@@ -78,7 +83,8 @@ func (s *sharedState) openRedis() error {
 	}
 	repl := caddy.NewReplacer()
 	opts := store.RedisOptions{KeyPrefix: s.redis.KeyPrefix, MaxSharedBlobBytes: s.redis.MaxSharedBlobBytes,
-		InstanceLease: time.Duration(s.redis.InstanceLease), InterruptedMessage: agent.InterruptedMessage}
+		InstanceLease: time.Duration(s.redis.InstanceLease), InterruptedMessage: agent.InterruptedMessage,
+		EventLogTTL: time.Duration(s.redis.EventLogTTL)}
 	for _, u := range s.redis.URLs {
 		opts.URLs = append(opts.URLs, repl.ReplaceAll(u, ""))
 	}

@@ -47,7 +47,15 @@ type RedisOptions struct {
 	// InterruptedMessage is the status message of a task failed because
 	// its instance died (RPC-12). Default DefaultInterruptedMessage.
 	InterruptedMessage string
+	// EventLogTTL is how long a task's event log (RPC-17) stays once the
+	// task reached a final state; a later resume gets the task snapshot.
+	// 0: DefaultRedisEventLogTTL; negative: kept as long as the task.
+	EventLogTTL time.Duration
 }
+
+// DefaultRedisEventLogTTL is how long the event log of a finished task
+// stays in Redis by default.
+const DefaultRedisEventLogTTL = 10 * time.Minute
 
 // Redis is the shared Store (SCALE-1): several gateway instances on one
 // Redis deployment (standalone, Sentinel or Cluster) see the same tasks,
@@ -66,6 +74,7 @@ type Redis struct {
 	closed1 bool
 	wg      sync.WaitGroup // no-wait writes in flight
 	inst    *redisInstance // the heartbeat lease (SCALE-2)
+	evTTL   time.Duration  // event log expiry after a final state (≤ 0: none)
 }
 
 var (
@@ -94,7 +103,11 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 		maxBlob = DefaultMaxSharedBlobBytes
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	s := &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster}
+	evTTL := o.EventLogTTL
+	if evTTL == 0 {
+		evTTL = DefaultRedisEventLogTTL
+	}
+	s := &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster, evTTL: evTTL}
 	if err := s.startInstance(ctx, o.InstanceLease, o.InterruptedMessage); err != nil {
 		_ = c.Close()
 		return nil, err

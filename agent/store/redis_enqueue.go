@@ -58,8 +58,11 @@ end
 // the late write of a turn whose instance was reaped changes nothing),
 // else the record's new version. With reap "1" it writes only over a
 // task still SUBMITTED or WORKING (else -1) and marks it reaped.
+//
+// With evTTL above 0 (the state is final) the task's event log expires
+// evTTL ms later (RPC-17: resumable while the client may reconnect).
 const putRecordLua = `
-local function putRecord(k, owner, ctx, state, ms, body, arts, reap)
+local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL)
   local o = redis.call('HGET', k, 'o')
   if o and o ~= owner then return false end
   if redis.call('HEXISTS', k, 'r') == 1 then return -1 end
@@ -71,6 +74,7 @@ local function putRecord(k, owner, ctx, state, ms, body, arts, reap)
   local v = redis.call('HINCRBY', k, 'v', 1)
   redis.call('HSET', k, 'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body)
   if arts == '' then redis.call('HDEL', k, 'a') else redis.call('HSET', k, 'a', arts) end
+  if tonumber(evTTL) > 0 then redis.call('PEXPIRE', k .. ':ev', evTTL) end
   return v
 end
 `
@@ -86,12 +90,12 @@ var errTaskReaped = errors.New("writing task: the task was failed after this ins
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms, reap flag. Returns {version, jobs queued}.
+// now ms, reap flag, event log TTL ms. Returns {version, jobs queued}.
 var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19])
 if not v then return false end
 if v == -1 then return {-1, 0} end
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -111,9 +115,10 @@ return {v, #jobs}
 //
 // KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] pending hash.
 // ARGV owner, context id, state, status ms, body, artifacts, job set base
-// key, job id base, payload (base64), now (RFC 3339), reap flag.
+// key, job id base, payload (base64), now (RFC 3339), reap flag, event
+// log TTL ms.
 var putPendingJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11], ARGV[12])
 if not v then return false end
 if v == -1 then return {-1, {}} end
 for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10])) do
@@ -175,7 +180,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
 			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t)).Slice()
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}
@@ -194,7 +199,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	s.markRunning(ctx, e.id)
 	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)},
 		owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag).Slice()
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t)).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound
 	}

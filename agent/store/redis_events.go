@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // The event log of resumable streams in Redis (RPC-17): one stream per
@@ -24,15 +26,17 @@ func (s *Redis) eventsKey(id string) string { return s.taskKey(id) + ":ev" }
 
 // appendEventsScript adds events to a task's stream, skipping those not
 // above its last entry (a retried append), and trims it to ARGV[1]
-// entries.
+// entries; once the task's stored state is final, the stream expires
+// ARGV[2] ms later (0: never).
 //
-// KEYS[1] the stream. ARGV keep, then seq, body pairs (ascending).
+// KEYS[1] the stream, KEYS[2] the task hash. ARGV keep, TTL ms, then seq,
+// body pairs (ascending).
 var appendEventsScript = redis.NewScript(`
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if #top > 0 then last = tonumber(string.match(top[1][1], '^(%d+)')) end
 local n = 0
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   local seq = tonumber(ARGV[i])
   if seq > last then
     redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i] .. '-0', 'b', ARGV[i+1])
@@ -40,8 +44,16 @@ for i = 2, #ARGV, 2 do
     n = n + 1
   end
 end
+if tonumber(ARGV[2]) > 0 and n > 0 then
+  local st = redis.call('HGET', KEYS[2], 's')
+  if ` + terminalLua + ` then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+end
 return n
 `)
+
+// terminalLua is a Lua condition: st is a final task state.
+var terminalLua = "st == '" + string(a2a.TaskStateCompleted) + "' or st == '" + string(a2a.TaskStateFailed) +
+	"' or st == '" + string(a2a.TaskStateCanceled) + "' or st == '" + string(a2a.TaskStateRejected) + "'"
 
 // redisEventTimeout bounds one AppendEvents: it runs in the turn's
 // Publish, which must not stall long on an unreachable Redis (an event
@@ -63,8 +75,8 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 	if len(evs) > keep {
 		evs = evs[len(evs)-keep:]
 	}
-	args := make([]any, 0, 1+2*len(evs))
-	args = append(args, keep)
+	args := make([]any, 0, 2+2*len(evs))
+	args = append(args, keep, max(s.evTTL.Milliseconds(), 0))
 	for _, ev := range evs {
 		if ev.Seq == 0 {
 			return fmt.Errorf("writing task events: event without a sequence number")
@@ -77,7 +89,7 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisEventTimeout)
 	defer cancel()
-	if err := appendEventsScript.Run(ctx, s.c, []string{s.eventsKey(taskID)}, args...).Err(); err != nil {
+	if err := appendEventsScript.Run(ctx, s.c, []string{s.eventsKey(taskID), s.taskKey(taskID)}, args...).Err(); err != nil {
 		return s.opErr("writing task events", err)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // sameRedis opens a second store handle on s's Redis and key prefix: a
@@ -182,5 +184,68 @@ func BenchmarkRedisClaimMessage(b *testing.B) {
 		if _, err := s.ClaimMessage(bg, m, now.Add(-time.Hour)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRedisEventLogExpiresAfterTheEnd (RPC-17, issue 15): a task's event
+// log in Redis has no expiry while the task runs (or waits for input) and
+// expires event_log_ttl after the task reached a final state, whichever
+// of the final write and the last append comes first; with a negative TTL
+// it stays.
+func TestRedisEventLogExpiresAfterTheEnd(t *testing.T) {
+	ctx := context.Background()
+	s := newTestRedis(t)
+	s.evTTL = time.Minute
+	pttl := func(id string) time.Duration {
+		d, err := s.c.PTTL(ctx, s.eventsKey(id)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	now := time.Now()
+	// Final write after the events.
+	if err := s.PutTask(ctx, "alice", mkTask("a", "c", a2a.TaskStateWorking, now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendEvents("a", seqEvents(1, 3), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTask(ctx, "alice", mkTask("a", "c", a2a.TaskStateInputRequired, now)); err != nil {
+		t.Fatal(err)
+	}
+	if d := pttl("a"); d != -1 {
+		t.Fatalf("log of an interrupted task expires in %v; want no expiry", d)
+	}
+	if _, err := s.PutTaskWithJobs(ctx, "alice", mkTask("a", "c", a2a.TaskStateCompleted, now), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := pttl("a"); d <= 0 || d > time.Minute {
+		t.Fatalf("log of a completed task: PTTL %v; want within 1m", d)
+	}
+	// Events appended after the final write (the last event published
+	// after the state was stored).
+	if err := s.PutTask(ctx, "alice", mkTask("b", "c", a2a.TaskStateFailed, now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendEvents("b", seqEvents(1, 2), 0); err != nil {
+		t.Fatal(err)
+	}
+	if d := pttl("b"); d <= 0 || d > time.Minute {
+		t.Fatalf("log appended after the final write: PTTL %v; want within 1m", d)
+	}
+	// Kept (negative TTL).
+	s.evTTL = -1
+	if err := s.PutTask(ctx, "alice", mkTask("k", "c", a2a.TaskStateWorking, now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendEvents("k", seqEvents(1, 2), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTask(ctx, "alice", mkTask("k", "c", a2a.TaskStateCompleted, now)); err != nil {
+		t.Fatal(err)
+	}
+	if d := pttl("k"); d != -1 {
+		t.Fatalf("event_log_ttl off: PTTL %v; want no expiry", d)
 	}
 }

@@ -19,9 +19,9 @@ import (
 // that arrive out of order converge).
 //
 // KEYS[1] task hash. ARGV owner, context id, state, status ms, body,
-// artifacts ("" = none).
+// artifacts ("" = none), event log TTL ms (0: none).
 var putTaskScript = redis.NewScript(putRecordLua + `
-return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '')
+return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[7])
 `)
 
 // indexScript moves a task in its owner's sorted sets (one slot: the
@@ -44,12 +44,13 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 // and its index change atomically, in one round trip.
 //
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
-// then task id, context key part, member, sorted set base key.
+// then task id, context key part, member, sorted set base key, event log
+// TTL ms.
 var putIndexedScript = redis.NewScript(putRecordLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '')
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11])
 if not v then return false end
 if v == -1 then return -1 end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -138,7 +139,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	if !s.cluster {
 		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)},
 			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner)).Int64()
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)).Int64()
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
 		}
@@ -153,7 +154,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 		return nil
 	}
 	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
-		owner, e.contextID, e.state, e.statusMS, e.body, e.arts).Int64()
+		owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)).Int64()
 	if errors.Is(err, redis.Nil) {
 		return ErrNotFound
 	}
@@ -169,6 +170,15 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	}
 	s.trackRunning(ctx, e.id, t.Status.State)
 	return nil
+}
+
+// logTTL is the expiry (ms) a write of t sets on the task's event log:
+// the store's event log TTL once the state is final, else 0.
+func (s *Redis) logTTL(t *a2a.Task) int64 {
+	if s.evTTL <= 0 || !t.Status.State.Terminal() {
+		return 0
+	}
+	return s.evTTL.Milliseconds()
 }
 
 // indexTask moves version of the task in its owner's sorted sets (the
