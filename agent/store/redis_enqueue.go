@@ -60,7 +60,9 @@ end
 // task still SUBMITTED or WORKING (else -1) and marks it reaped.
 //
 // With evTTL above 0 (the state is final) the task's event log expires
-// evTTL ms later (RPC-17: resumable while the client may reconnect).
+// evTTL ms later (RPC-17: resumable while the client may reconnect). A
+// state other than SUBMITTED or WORKING clears the task's cancel flag
+// (redis_live.go): the turn it was meant for has ended.
 const putRecordLua = `
 local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL)
   local o = redis.call('HGET', k, 'o')
@@ -75,6 +77,7 @@ local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL)
   redis.call('HSET', k, 'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body)
   if arts == '' then redis.call('HDEL', k, 'a') else redis.call('HSET', k, 'a', arts) end
   if tonumber(evTTL) > 0 then redis.call('PEXPIRE', k .. ':ev', evTTL) end
+  if state ~= '` + string(a2a.TaskStateSubmitted) + `' and state ~= '` + string(a2a.TaskStateWorking) + `' then redis.call('DEL', k .. ':cx') end
   return v
 end
 `

@@ -111,10 +111,26 @@ func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 // its read of at most LiveBlock) reports false.
 func (l *redisLiveSub) Close() { l.closed.Store(true) }
 
-// PublishCancel implements SharedEvents.
+// cancelFlagKey marks a cancel requested for task id (its slot), so that
+// the running instance sees it even when the pub/sub message is lost.
+func (s *Redis) cancelFlagKey(id string) string { return s.taskKey(id) + ":cx" }
+
+// cancelFlagTTL is how long a cancel request stays visible to the sweep.
+const cancelFlagTTL = time.Minute
+
+// cancelSweep is how often an instance looks for cancel flags of the
+// tasks it runs (a cancel whose pub/sub message it did not get).
+const cancelSweep = time.Second
+
+// PublishCancel implements SharedEvents: a flag on the task (found by the
+// running instance's sweep within cancelSweep, should the message be
+// lost) and a pub/sub message (at once).
 func (s *Redis) PublishCancel(ctx context.Context, taskID string) error {
 	if err := s.live(); err != nil {
 		return err
+	}
+	if err := s.c.Set(ctx, s.cancelFlagKey(taskID), "1", cancelFlagTTL).Err(); err != nil {
+		return s.opErr("sending a cancel", err)
 	}
 	if err := s.c.Publish(ctx, s.cancelChannel(), taskID).Err(); err != nil {
 		return s.opErr("sending a cancel", err)
@@ -122,13 +138,42 @@ func (s *Redis) PublishCancel(ctx context.Context, taskID string) error {
 	return nil
 }
 
+// flaggedCancels returns (and clears) the cancel flags of the tasks this
+// instance records as running.
+func (s *Redis) flaggedCancels(ctx context.Context) ([]string, error) {
+	if s.inst == nil {
+		return nil, nil
+	}
+	ids, err := s.c.SMembers(ctx, s.runKey(s.inst.id)).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	cmds := make([]*redis.IntCmd, len(ids))
+	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Del(ctx, s.cancelFlagKey(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, c := range cmds {
+		if c.Val() == 1 {
+			out = append(out, ids[i])
+		}
+	}
+	return out, nil
+}
+
 // cancelQueue bounds the cancel requests buffered for a slow listener.
 const cancelQueue = 256
 
 // CancelRequests implements SharedEvents: one pub/sub connection (go-redis
-// resubscribes after a reconnect; a cancel published while it was down is
-// lost, and the canceling instance then stores CANCELED itself after
-// cancel_drain).
+// resubscribes after a reconnect), and every cancelSweep the cancel flags
+// of the tasks this instance runs — a cancel published while the pub/sub
+// connection was down arrives that way. A task id may arrive twice.
 func (s *Redis) CancelRequests(ctx context.Context) (<-chan string, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -143,6 +188,14 @@ func (s *Redis) CancelRequests(ctx context.Context) (<-chan string, error) {
 	go func() {
 		defer close(out)
 		defer ps.Close()
+		sweep := time.NewTicker(cancelSweep)
+		defer sweep.Stop()
+		send := func(id string) {
+			select {
+			case out <- id:
+			default: // a full queue drops it (one from pub/sub comes back with the sweep)
+			}
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -151,9 +204,11 @@ func (s *Redis) CancelRequests(ctx context.Context) (<-chan string, error) {
 				if !ok {
 					return
 				}
-				select {
-				case out <- m.Payload:
-				default: // a full queue drops the request
+				send(m.Payload)
+			case <-sweep.C:
+				ids, _ := s.flaggedCancels(ctx)
+				for _, id := range ids {
+					send(id)
 				}
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // TestRedisLiveEventsAcrossInstances (SCALE-1): a follower on instance B
@@ -134,6 +136,55 @@ func TestRedisCancelRequests(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the request channel did not close")
+	}
+}
+
+// TestRedisCancelWhilePubSubDown (RPC-10, SCALE-1): a cancel published
+// while the running instance was not listening (its pub/sub connection
+// down) still reaches it, through the task's cancel flag, within the
+// sweep; an instance not running the task gets nothing, and the flag is
+// gone once the task left WORKING.
+func TestRedisCancelWhilePubSubDown(t *testing.T) {
+	a := newTestRedis(t)
+	b := sameRedis(t, a)
+	ctx := context.Background()
+	if err := a.PutTask(ctx, "alice", mkTask("busy", "c", a2a.TaskStateWorking, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PublishCancel(ctx, "busy"); err != nil { // nobody subscribed: the message is lost
+		t.Fatal(err)
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	onB, err := b.CancelRequests(lctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onA, err := a.CancelRequests(lctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-onA:
+		if id != "busy" {
+			t.Fatalf("cancel for %q", id)
+		}
+	case <-time.After(5 * cancelSweep):
+		t.Fatal("the cancel published while A was not listening never reached A")
+	}
+	select {
+	case id := <-onB:
+		t.Fatalf("B (not running the task) got a cancel for %q", id)
+	case <-time.After(2 * cancelSweep):
+	}
+	if err := b.PublishCancel(ctx, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PutTask(ctx, "alice", mkTask("busy", "c", a2a.TaskStateCanceled, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := a.c.Exists(ctx, a.cancelFlagKey("busy")).Result(); n != 0 {
+		t.Fatal("the cancel flag outlived the task's turn")
 	}
 }
 
