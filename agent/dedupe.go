@@ -122,13 +122,20 @@ func (s *Service) resendResult(ctx context.Context, owner string, prior *store.S
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
+	switch {
+	case r != nil:
 		if !immediate {
 			select {
 			case <-r.done:
 			case <-ctx.Done():
 			}
 		}
+		if t, err = s.loadTask(ctx, owner, prior.TaskID); err != nil {
+			return nil, err
+		}
+	case !immediate && runningState(t.Status.State) && s.hub.shared() != nil:
+		// The first send's turn runs on another instance (SCALE-1).
+		s.awaitElsewhere(ctx, owner, t.ID)
 		if t, err = s.loadTask(ctx, owner, prior.TaskID); err != nil {
 			return nil, err
 		}
@@ -148,6 +155,12 @@ func (s *Service) resendStream(ctx context.Context, owner string, prior *store.S
 		r, t, err := s.priorRun(ctx, owner, prior)
 		if err != nil {
 			return nil, err
+		}
+		if se := s.hub.shared(); r == nil && se != nil && runningState(t.Status.State) {
+			// The first send's turn runs on another instance (SCALE-1):
+			// its events from the start of that turn, then live.
+			after := prior.StartSeq
+			return s.followElsewhere(ctx, se, owner, t.ID, &after)
 		}
 		if r == nil {
 			last := s.lastSeq(ctx, t.ID)
@@ -172,5 +185,20 @@ func (s *Service) resendStream(ctx context.Context, owner string, prior *store.S
 			rs.first = &t
 		}
 		return rs, nil
+	}
+}
+
+// awaitElsewhere waits until the turn of task id, running on another
+// instance, ends (or ctx ends): it follows the shared event log.
+func (s *Service) awaitElsewhere(ctx context.Context, owner, id string) {
+	fs, err := s.followElsewhere(ctx, s.hub.shared(), owner, id, nil)
+	if err != nil {
+		return
+	}
+	defer fs.Close()
+	for {
+		if _, ok := fs.Next(ctx); !ok {
+			return
+		}
 	}
 }

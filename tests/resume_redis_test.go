@@ -182,3 +182,61 @@ func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
 		t.Fatalf("ListTasks: %d tasks after the resends, want 1", total)
 	}
 }
+
+// TestRedisResendWhileTurnRunsElsewhere (RPC-18, SCALE-1): a blocking
+// SendMessage to A whose slow turn is still running; the same message
+// resent to B meanwhile — blocking, then streaming — starts no second
+// turn: the blocking resend answers once A's turn ended, with its final
+// task, and the streaming resend gets that turn's events to its end.
+func TestRedisResendWhileTurnRunsElsewhere(t *testing.T) {
+	a, b := resumeRedisGateways(t)
+	m := protoMsg("only once, while it runs", "", "")
+	firstDone := make(chan map[string]any, 1)
+	go func() {
+		res, rerr := harness.RPC(t, a, "", "SendMessage", map[string]any{"message": m})
+		if rerr != nil {
+			t.Errorf("first send on A: %v", rerr)
+			firstDone <- nil
+			return
+		}
+		task, _ := res["task"].(map[string]any)
+		firstDone <- task
+	}()
+	// Wait until A's turn is stored as running (a blocking turn is
+	// written once it ran for a moment).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ids, _, _ := scaleList(t, b, map[string]any{"status": "TASK_STATE_WORKING"})
+		if len(ids) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A's running turn never became visible on B")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s := harness.StreamRPC(t, b, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
+	again := scaleSend(t, b, m)
+	if st := harness.TaskState(again); st != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("blocking resend on B answered %s while A's turn ran; want the turn's end (INPUT_REQUIRED)", st)
+	}
+	first := <-firstDone
+	if first == nil {
+		t.FailNow()
+	}
+	if again["id"] != first["id"] {
+		t.Fatalf("resend on B: task %v, want A's %v", again["id"], first["id"])
+	}
+	if h := historyTexts(again); len(h) != 1 {
+		t.Fatalf("history %v after a resend; want one user message (one turn)", h)
+	}
+	evs := s.RestEvents(30 * time.Second)
+	if len(evs) == 0 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("streaming resend on B: %v, want A's turn to its end", sseStates(evs))
+	}
+	for _, url := range []string{a, b} {
+		if _, total, _ := scaleList(t, url, map[string]any{}); total != 1 {
+			t.Fatalf("ListTasks: %d tasks, want 1 (one turn)", total)
+		}
+	}
+}
