@@ -290,12 +290,6 @@ func (a *App) startRetention() error {
 		a.shared.pruner.update(nil)
 		return nil
 	}
-	if a.Store == "redis" {
-		// The passes delete from the SQLite store; Redis keeps its records.
-		a.logger.Warn("retention applies to the sqlite store only; it is ignored with store redis")
-		a.shared.pruner.update(nil)
-		return nil
-	}
 	r := a.Retention.retention(a.shared.dataDir)
 	a.shared.pruner.update(&r)
 	metrics, err := agentMetrics(a.ctx)

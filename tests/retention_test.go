@@ -174,3 +174,55 @@ func TestRetentionCommand(t *testing.T) {
 		t.Errorf("bad duration: %v %s", err, out)
 	}
 }
+
+// TestRetentionRedisGateways (OPS-5, SCALE-1): two gateways on one Redis,
+// both with a retention block: the old tasks seeded in Redis are pruned
+// (by whichever instance holds the pass), a fresh task stays, and the
+// stored input files of a pruned task in *each* gateway's data_dir are
+// removed — the instance that did not prune learns the ids from Redis.
+func TestRetentionRedisGateways(t *testing.T) {
+	addr := harness.StartRedis(t)
+	st, err := store.OpenRedis(context.Background(), store.RedisOptions{URLs: []string{"redis://" + addr + "/0"}, KeyPrefix: "ret:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := a2a.Timestamp(time.Now().Add(-40 * 24 * time.Hour))
+	for i := 0; i < 1500; i++ {
+		tk := &a2a.Task{ID: fmt.Sprintf("old-%06d", i), ContextID: "ctx-old", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: old}}
+		if err := st.PutTask(context.Background(), "", tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = st.Close()
+	var dirs []string
+	var gws []*harness.Gateway
+	for i := 0; i < 2; i++ {
+		data := t.TempDir()
+		in := filepath.Join(data, "inputs", fmt.Sprintf("old-%06d", i))
+		if err := os.MkdirAll(in, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(in, "1-a.txt"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, in)
+		global := "a2a {\n\tdata_dir " + data + "\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix ret:\n\t}\n\tretention {\n\t\ttasks 30d\n\t\tinterval 1s\n\t\tbatch 200\n\t}\n}"
+		gws = append(gws, harness.StartGatewayWith(t, "a2a {\n\tcard {\n\t\tname retention\n\t}\n\tbackend echo\n}", harness.Options{Global: global}))
+	}
+	if _, rerr := harness.RPC(t, gws[0].URL+"/", "", "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-fresh", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "fresh"}}}}); rerr != nil {
+		t.Fatalf("SendMessage: %v", rerr)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		a, b := listTotal(t, gws[0].URL+"/"), listTotal(t, gws[1].URL+"/")
+		_, e0 := os.Stat(dirs[0])
+		_, e1 := os.Stat(dirs[1])
+		if a == 1 && b == 1 && os.IsNotExist(e0) && os.IsNotExist(e1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60s: %v / %v tasks listed (want 1: the fresh one), input dirs %v / %v", a, b, e0, e1)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

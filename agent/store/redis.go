@@ -75,6 +75,9 @@ type Redis struct {
 	wg      sync.WaitGroup // no-wait writes in flight
 	inst    *redisInstance // the heartbeat lease (SCALE-2)
 	evTTL   time.Duration  // event log expiry after a final state (≤ 0: none)
+
+	pruneMu    sync.Mutex
+	prunedSeen string // the last entry of the pruned-tasks stream read (redis_prune.go)
 }
 
 var (

@@ -94,7 +94,7 @@ var errTaskReaped = errors.New("writing task: the task was failed after this ins
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
 // now ms, reap flag, event log TTL ms. Returns {version, jobs queued}.
-var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
+var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end

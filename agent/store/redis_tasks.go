@@ -32,7 +32,7 @@ return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], 
 // ARGV task id, version, context key part, state, member, sorted set base key.
 var indexScript = redis.NewScript(indexLua)
 
-const indexLua = `
+const indexLua = setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
@@ -46,7 +46,7 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
 // then task id, context key part, member, sorted set base key, event log
 // TTL ms.
-var putIndexedScript = redis.NewScript(putRecordLua + `
+var putIndexedScript = redis.NewScript(putRecordLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
@@ -57,15 +57,21 @@ index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
 return v
 `)
 
-// indexBody is the body of indexScript over named arguments.
-const indexBody = `
-local function sets(c, s)
+// setsLua defines sets(base, c, s): the owner's sorted sets that hold a
+// task of context key part c in state s.
+const setsLua = `
+local function sets(base, c, s)
   local k = {base}
   if c ~= '' then k[#k+1] = base .. ':c:' .. c end
   if s ~= '' then k[#k+1] = base .. ':s:' .. s end
   if c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
   return k
 end
+`
+
+// indexBody is the body of indexScript over named arguments (after
+// setsLua).
+const indexBody = `
 local old = redis.call('HGET', ix, id)
 if old then
   local ov, c, s, om = string.match(old, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
@@ -74,9 +80,9 @@ if old then
     redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. m)
     return 1
   end
-  for _, k in ipairs(sets(c, s)) do redis.call('ZREM', k, om) end
+  for _, k in ipairs(sets(base, c, s)) do redis.call('ZREM', k, om) end
 end
-for _, k in ipairs(sets(cpart, state)) do redis.call('ZADD', k, 0, m) end
+for _, k in ipairs(sets(base, cpart, state)) do redis.call('ZADD', k, 0, m) end
 redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. m)
 return 1
 `

@@ -19,8 +19,33 @@ func pruneTask(id, ctxID string, state a2a.TaskState, at time.Time) *a2a.Task {
 // (totalSize) follow; idle contexts and old dead letters go; a dry run
 // removes nothing.
 func TestSQLitePrune(t *testing.T) {
-	ctx := context.Background()
 	s := openTest(t, filepath.Join(t.TempDir(), "a2a.db"), SQLiteOptions{})
+	testPrune(t, s, func(old, now time.Time) {
+		// Two dead letters, one of them old.
+		if _, err := s.do(context.Background(), func(w *writer, nowMS int64) (int, error) {
+			for i, dead := range []int64{old.UnixMilli(), now.UnixMilli()} {
+				if _, err := w.exec(`INSERT INTO push_dead (id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, reason, created_ms, dead_ms)
+				VALUES (?, 't', 'c', 'alice', 'u', '', '', '', '{}', 1, 'x', ?, ?)`, fmt.Sprintf("d%d", i), dead, dead); err != nil {
+					return 0, err
+				}
+			}
+			return 2, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// prunable is a store with retention passes.
+type prunable interface {
+	FullStore
+	Pruner
+}
+
+// testPrune is TestSQLitePrune's scenario on any store; addDead adds two
+// dead letters, dead at old and at now.
+func testPrune(t *testing.T, s prunable, addDead func(old, now time.Time)) {
+	ctx := context.Background()
 	now := time.Now()
 	old, recent := now.Add(-40*24*time.Hour), now.Add(-time.Hour)
 	for i := 0; i < 1234; i++ {
@@ -49,18 +74,7 @@ func TestSQLitePrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Two dead letters, one of them old.
-	if _, err := s.do(ctx, func(w *writer, nowMS int64) (int, error) {
-		for i, dead := range []int64{old.UnixMilli(), nowMS} {
-			if _, err := w.exec(`INSERT INTO push_dead (id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, reason, created_ms, dead_ms)
-				VALUES (?, 't', 'c', 'alice', 'u', '', '', '', '{}', 1, 'x', ?, ?)`, fmt.Sprintf("d%d", i), dead, dead); err != nil {
-				return 0, err
-			}
-		}
-		return 2, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	addDead(old, now)
 
 	opts := PruneOptions{TasksBefore: now.Add(-30 * 24 * time.Hour), ContextsBefore: now.Add(-7 * 24 * time.Hour), DeadBefore: now.Add(-14 * 24 * time.Hour), Batch: 100, DryRun: true}
 	dry, err := s.Prune(ctx, opts)
