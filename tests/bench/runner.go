@@ -189,6 +189,7 @@ func (r *runner) run() error {
 		{"push", r.pushDeliveries},
 		{"contexts", func() []result { return r.idleContexts(g) }},
 		{"streams", func() []result { return r.idleStreamsScenario(g) }},
+		{"scale-send", r.scaleSend}, {"xinst-subscribe", r.crossInstanceSubscribe}, // scale.go
 	} {
 		if r.want(s.name) {
 			fmt.Fprintln(os.Stderr, "scenario", s.name)
