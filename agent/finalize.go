@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // finalize stores and publishes the final state of a turn, then ends the
@@ -61,9 +63,7 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		r.lazy.Stop()
 	}
 	r.writeMu.Lock()
-	if err := s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
-		s.cfg.Logger.Error("storing final task state", errField(err))
-	}
+	s.storeFinalRetrying(r.owner, &final, finalEv)
 	r.writeMu.Unlock()
 	s.cfg.Metrics.transition(final.Status.State)
 	s.hub.runs.Delete(snap.ID)
@@ -104,4 +104,39 @@ func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts
 		fields = append(fields, zap.Int64("input_tokens", ts.usage.InputTokens), zap.Int64("output_tokens", ts.usage.OutputTokens))
 	}
 	ce.Write(fields...)
+}
+
+// finalRetryFor bounds how long a turn retries storing its final state
+// while the store is unavailable (a Redis outage). Until the write lands
+// the run holds the task — a follow-up waits or is refused as for a
+// running turn, a blocking SendMessage waits for its answer — so what a
+// caller was told is what is stored once the store is back.
+const finalRetryFor = 10 * time.Minute
+
+// finalRetryMax caps the pause between two attempts.
+const finalRetryMax = time.Second
+
+// storeFinalRetrying stores a turn's final state, retrying with backoff
+// (up to finalRetryFor) while the store is unavailable.
+func (s *Service) storeFinalRetrying(owner string, t *a2a.Task, ev a2a.StreamResponse) {
+	deadline := time.Now().Add(finalRetryFor)
+	pause := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := s.storeFinal(context.Background(), owner, t, ev)
+		if err == nil {
+			if attempt > 1 {
+				s.cfg.Logger.Info("stored final task state after the store came back", zap.String("task_id", t.ID), zap.Int("attempts", attempt))
+			}
+			return
+		}
+		if !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline) {
+			s.cfg.Logger.Error("storing final task state", errField(err), zap.String("task_id", t.ID), zap.Int("attempts", attempt))
+			return
+		}
+		if attempt == 1 {
+			s.cfg.Logger.Warn("storing final task state failed; retrying until the store is back", errField(err), zap.String("task_id", t.ID))
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, finalRetryMax)
+	}
 }

@@ -260,3 +260,81 @@ func TestRedisRestartedMidRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisFinalWriteDuringOutage (SCALE-1, nothing lost): a turn on A
+// whose final write falls into a Redis outage is stored once Redis is
+// back — the task does not stay WORKING, on A or on B — and a blocking
+// SendMessage whose turn ends during the outage answers only after its
+// final state is stored, with that state.
+func TestRedisFinalWriteDuringOutage(t *testing.T) {
+	r := startPersistentRedis(t)
+	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
+	site := "a2a {\n\tcard {\n\t\tname outage\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
+	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+
+	// A streaming turn of about 1.5 s: its Task event gives the id.
+	s := harness.StreamRPC(t, ga.URL, "", "SendStreamingMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")}, harness.ID("s1"))
+	ev, ok := s.NextEvent(30 * time.Second)
+	if !ok || ev.Map["task"] == nil {
+		t.Fatalf("first event: %v", ev.Map)
+	}
+	id := ev.Map["task"].(map[string]any)["id"].(string)
+	// A blocking send, started while Redis is up.
+	blocking := make(chan map[string]any, 1)
+	go func() {
+		res, err := harness.TryRPC(ga.URL, "", "SendMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")})
+		if err != nil {
+			t.Errorf("blocking SendMessage: %v", err)
+			blocking <- nil
+			return
+		}
+		task, _ := res["task"].(map[string]any)
+		blocking <- task
+	}()
+	time.Sleep(300 * time.Millisecond)
+	r.Stop()
+	// Both turns end (and fail to store) while Redis is down: the stream
+	// gets the turn's last event (the stream stays open until it is
+	// stored).
+	var evs []harness.Event
+	for {
+		ev, ok := s.NextEvent(30 * time.Second)
+		if !ok {
+			t.Fatalf("stream during the outage ended after %v", sseStates(evs))
+		}
+		evs = append(evs, ev)
+		if eventStateOf(ev) == "TASK_STATE_INPUT_REQUIRED" {
+			break
+		}
+	}
+	select {
+	case task := <-blocking:
+		t.Fatalf("blocking SendMessage answered while its final state could not be stored: %v", task)
+	case <-time.After(2 * time.Second):
+	}
+	r.Start()
+	var task map[string]any
+	select {
+	case task = <-blocking:
+	case <-time.After(20 * time.Second):
+		t.Fatal("blocking SendMessage did not answer after Redis came back")
+	}
+	if task == nil || harness.TaskState(task) != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("blocking SendMessage answered %v", task)
+	}
+	if rest := s.RestEvents(20 * time.Second); len(rest) != 0 {
+		t.Fatalf("events after the last one: %v", sseStates(rest))
+	}
+	for _, want := range []string{id, task["id"].(string)} {
+		for _, url := range []string{ga.URL, gb.URL} {
+			if !waitFor(t, 10*time.Second, func() bool {
+				res, err := harness.TryRPC(url, "", "GetTask", map[string]any{"id": want})
+				return err == nil && harness.TaskState(res) == "TASK_STATE_INPUT_REQUIRED"
+			}) {
+				res, err := harness.TryRPC(url, "", "GetTask", map[string]any{"id": want})
+				t.Fatalf("task %s on %s after Redis came back: %v %v; want INPUT_REQUIRED stored", want, url, harness.TaskState(res), err)
+			}
+		}
+	}
+}

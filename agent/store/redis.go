@@ -151,10 +151,22 @@ func redisErr(err error) error {
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
+		// A server that cannot serve yet (loading its data after a
+		// restart, a failover under way) is unavailable, not wrong.
+		for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
+			if strings.HasPrefix(re.Error(), p) {
+				return fmt.Errorf("%w (%s)", ErrUnavailable, p)
+			}
+		}
 		return err
 	}
-	return errors.New("redis unreachable")
+	return ErrUnavailable
 }
+
+// ErrUnavailable is the error of a store operation that failed because
+// the store cannot be reached (or cannot serve yet): the same operation
+// may succeed later.
+var ErrUnavailable = errors.New("redis unreachable")
 
 // keyPart makes s safe inside a key: ids of the usual alphabet
 // ([A-Za-z0-9._/@-]) are kept,

@@ -82,9 +82,9 @@ local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL)
 end
 `
 
-// errTaskReaped is the answer to a write of a task that a reaper failed
+// ErrTaskReaped is the answer to a write of a task that a reaper failed
 // (its instance's lease had ended): the task stays FAILED.
-var errTaskReaped = errors.New("writing task: the task was failed after this instance's heartbeat lease ended; its state is final")
+var ErrTaskReaped = errors.New("writing task: the task was failed after this instance's heartbeat lease ended; its state is final")
 
 // putIndexedJobsScript writes the task, its index and its jobs in the
 // outbox, in one script (no cluster slots).
@@ -161,7 +161,7 @@ func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 }
 
 // putTaskWithJobs is PutTaskWithJobs; with reap it writes only over a
-// task still SUBMITTED or WORKING and marks it reaped (errTaskReaped
+// task still SUBMITTED or WORKING and marks it reaped (ErrTaskReaped
 // otherwise).
 func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, payload []byte, reap bool) (int, error) {
 	if err := s.live(); err != nil {
@@ -191,7 +191,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 			return 0, s.opErr("writing task", err)
 		}
 		if v, _ := res[0].(int64); v == -1 {
-			return 0, errTaskReaped
+			return 0, ErrTaskReaped
 		}
 		s.trackRunning(ctx, e.id, t.Status.State)
 		n, _ := res[1].(int64)
@@ -212,7 +212,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	version, _ := res[0].(int64)
 	if version == -1 {
 		s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
-		return 0, errTaskReaped
+		return 0, ErrTaskReaped
 	}
 	pending := stringsOf(res[1])
 	if err := s.indexTask(ctx, owner, e, version); err != nil {

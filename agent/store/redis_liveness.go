@@ -273,7 +273,7 @@ func (s *Redis) failOrphan(ctx context.Context, id string, now time.Time) (bool,
 		return false, err
 	}
 	if _, err := s.putTaskWithJobs(ctx, owner, t, payload, true); err != nil {
-		if errors.Is(err, errTaskReaped) {
+		if errors.Is(err, ErrTaskReaped) {
 			return false, nil // it finished (or was reaped) meanwhile
 		}
 		return false, err

@@ -80,11 +80,11 @@ func TestRedisReapDeadInstance(t *testing.T) {
 	// A's turn, alive after all (a pause longer than its lease), writes
 	// its final state late: refused, the task stays FAILED (a terminal
 	// state is final), on both write paths.
-	if err := a.PutTask(ctx, "alice", mkTask("run1", "c1", a2a.TaskStateCompleted, now)); !errors.Is(err, errTaskReaped) {
-		t.Fatalf("late PutTask of a reaped task: %v; want errTaskReaped", err)
+	if err := a.PutTask(ctx, "alice", mkTask("run1", "c1", a2a.TaskStateCompleted, now)); !errors.Is(err, ErrTaskReaped) {
+		t.Fatalf("late PutTask of a reaped task: %v; want ErrTaskReaped", err)
 	}
-	if _, err := a.PutTaskWithJobs(ctx, "alice", mkTask("sub1", "c2", a2a.TaskStateCompleted, now), []byte(`{}`)); !errors.Is(err, errTaskReaped) {
-		t.Fatalf("late PutTaskWithJobs of a reaped task: %v; want errTaskReaped", err)
+	if _, err := a.PutTaskWithJobs(ctx, "alice", mkTask("sub1", "c2", a2a.TaskStateCompleted, now), []byte(`{}`)); !errors.Is(err, ErrTaskReaped) {
+		t.Fatalf("late PutTaskWithJobs of a reaped task: %v; want ErrTaskReaped", err)
 	}
 	if st := mustGet(t, b, "alice", "run1").Status.State; st != a2a.TaskStateFailed {
 		t.Fatalf("run1 became %s after a late write", st)

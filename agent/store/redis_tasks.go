@@ -154,7 +154,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 		}
 		if v == -1 {
 			s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
-			return errTaskReaped
+			return ErrTaskReaped
 		}
 		s.trackRunning(ctx, e.id, t.Status.State)
 		return nil
@@ -169,7 +169,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	}
 	if version == -1 {
 		s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
-		return errTaskReaped
+		return ErrTaskReaped
 	}
 	if err := s.indexTask(ctx, owner, e, version); err != nil {
 		return err
