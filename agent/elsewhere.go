@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -270,3 +271,41 @@ func (fs *followStream) Close() {
 
 // Detach implements Stream.
 func (fs *followStream) Detach() { fs.Close() }
+
+// cancelSealed stores t CANCELED with store.SharedEvents.PutFinalIfRunning
+// (SCALE-1): only over a task still running, and final — the late writes
+// of its turn, on the instance that did not stop it, are refused. When the
+// turn ended first, the task as it ended is reported (not cancelable once
+// terminal).
+func (s *Service) cancelSealed(ctx context.Context, owner string, t a2a.Task, guard *run, se store.SharedEvents) (a2a.Task, error) {
+	t, ev := canceledState(t)
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return a2a.Task{}, a2a.ErrInternal()
+	}
+	n, err := se.PutFinalIfRunning(context.WithoutCancel(ctx), owner, &t, payload)
+	switch {
+	case errors.Is(err, store.ErrTaskReaped):
+		cur, lerr := s.loadTask(ctx, owner, t.ID)
+		if lerr != nil {
+			return a2a.Task{}, lerr
+		}
+		if cur.Status.State.Terminal() {
+			return a2a.Task{}, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(cur.Status.State), Metadata: map[string]string{"taskId": cur.ID}}
+		}
+		return s.finalizeCanceled(ctx, owner, *cur, guard), nil // it came to rest meanwhile
+	case err != nil:
+		s.cfg.Logger.Error("storing canceled task", errField(err))
+		return a2a.Task{}, a2a.ErrInternal()
+	}
+	if _, ok := s.pushStore(); ok {
+		s.cfg.Push.Enqueued(n)
+	}
+	guard.mu.Lock()
+	guard.finalized = true
+	guard.mu.Unlock()
+	final := t
+	guard.publishFinal(ev, func(gt *a2a.Task) { *gt = cloneTask(&final) })
+	s.cfg.Metrics.transition(t.Status.State)
+	return t, nil
+}

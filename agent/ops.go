@@ -321,17 +321,32 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 	if t.Status.State.Terminal() {
 		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
 	}
+	if se := s.hub.shared(); se != nil && runningState(t.Status.State) {
+		// Its turn runs on another instance that did not stop it within
+		// cancel_drain: a sealed write, which that turn cannot overwrite.
+		snap, err := s.cancelSealed(ctx, owner, *t, guard, se)
+		if err != nil {
+			return nil, err
+		}
+		out := s.trimTask(snap, nil, true)
+		return &out, nil
+	}
 	snap := s.finalizeCanceled(ctx, owner, *t, guard)
 	out := s.trimTask(snap, nil, true)
 	return &out, nil
+}
+
+// canceledState returns t CANCELED and its status update.
+func canceledState(t a2a.Task) (a2a.Task, a2a.StreamResponse) {
+	t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentMessage(t.ContextID, t.ID, "Task canceled."), Timestamp: a2a.Timestamp(time.Now())}
+	return t, a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
 }
 
 // finalizeCanceled stores t as CANCELED, publishes the CANCELED status
 // update to the streams of guard (the run holding the task id) and returns
 // the task.
 func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task, guard *run) a2a.Task {
-	t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentMessage(t.ContextID, t.ID, "Task canceled."), Timestamp: a2a.Timestamp(time.Now())}
-	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: t.Status}}
+	t, ev := canceledState(t)
 	guard.mu.Lock()
 	guard.finalized = true
 	guard.mu.Unlock()

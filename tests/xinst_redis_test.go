@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,5 +217,45 @@ func TestRedisCrossInstanceLatency(t *testing.T) {
 	t.Logf("cross-instance event latency over %d events: p50 %v, p99 %v (B's arrival minus A's)", len(lat), p50, p99)
 	if p99 > time.Second {
 		t.Errorf("p99 cross-instance latency %v", p99)
+	}
+}
+
+// TestRedisCancelSealedWhileRunnerFrozen (SCALE-1, RPC-10): the instance
+// running a turn never gets a cancel (its process is stopped, as in a long
+// pause, while its pub/sub connection is dropped and the task's cancel
+// flag is lost): after cancel_drain the canceling instance stores
+// CANCELED itself, sealed — when the frozen instance goes on, its turn's
+// own final write is refused and the task stays CANCELED on both.
+func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
+	addr := harness.StartRedis(t)
+	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
+	site := "a2a {\n\tcard {\n\t\tname frozen\n\t}\n\t" + protoSlowEcho + "\n\tcancel_drain 1s\n}"
+	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	_, taskID, _ := startOnA(t, ga.URL, "freeze me")
+	ga.Signal(syscall.SIGSTOP)
+	if _, err := harness.RedisCommand(addr, "CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
+		t.Fatal(err)
+	}
+	res, rerr := harness.RPC(t, gb.URL, "", "CancelTask", map[string]any{"id": taskID})
+	if _, err := harness.RedisCommand(addr, "DEL", "e2e:{t:"+taskID+"}:cx"); err != nil {
+		t.Fatal(err)
+	}
+	ga.Signal(syscall.SIGCONT)
+	if rerr != nil {
+		t.Fatalf("CancelTask on B: %v", rerr)
+	}
+	if st := res["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask on B answered %v, want CANCELED", st)
+	}
+	time.Sleep(3 * time.Second) // A's turn would have ended and written by now
+	for _, u := range []string{ga.URL, gb.URL} {
+		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
+		if rerr != nil {
+			t.Fatalf("GetTask: %v", rerr)
+		}
+		if st := got["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
+			t.Fatalf("stored state on %s = %v after the frozen instance went on, want CANCELED", u, st)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // SharedEvents is the optional part of an EventStore shared by several
@@ -31,6 +33,13 @@ type SharedEvents interface {
 	// instance) until ctx ends or the store closes; then the channel is
 	// closed. Slow readers lose requests rather than block the store.
 	CancelRequests(ctx context.Context) (<-chan string, error)
+	// PutFinalIfRunning writes t, a final state, with its push jobs
+	// (payload as PutTaskWithJobs) only while the stored task is still
+	// SUBMITTED or WORKING, and seals it: later writes of the task are
+	// refused with ErrTaskReaped, so the turn of an instance that did not
+	// stop cannot overwrite it. ErrTaskReaped when the task had left
+	// those states already.
+	PutFinalIfRunning(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error)
 }
 
 // ErrNotShared is returned by the SharedEvents methods of a store whose
@@ -87,4 +96,13 @@ func (d *Deferred) CancelRequests(ctx context.Context) (<-chan string, error) {
 		return nil, err
 	}
 	return se.CancelRequests(ctx)
+}
+
+// PutFinalIfRunning forwards to the open store.
+func (d *Deferred) PutFinalIfRunning(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
+	se, err := d.shared(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return se.PutFinalIfRunning(ctx, owner, t, payload)
 }

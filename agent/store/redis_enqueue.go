@@ -160,6 +160,12 @@ func (s *Redis) PutTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	return s.putTaskWithJobs(ctx, owner, t, payload, false)
 }
 
+// PutFinalIfRunning implements SharedEvents (a reaper's write, for a
+// cancel whose turn did not stop elsewhere).
+func (s *Redis) PutFinalIfRunning(ctx context.Context, owner string, t *a2a.Task, payload []byte) (int, error) {
+	return s.putTaskWithJobs(ctx, owner, t, payload, true)
+}
+
 // putTaskWithJobs is PutTaskWithJobs; with reap it writes only over a
 // task still SUBMITTED or WORKING and marks it reaped (ErrTaskReaped
 // otherwise).
