@@ -136,7 +136,7 @@ func (s *Service) resendResult(ctx context.Context, owner string, prior *store.S
 	case !immediate && runningState(t.Status.State) && s.hub.shared() != nil:
 		// The first send's turn runs on another instance (SCALE-1).
 		s.awaitElsewhere(ctx, owner, t.ID)
-		if t, err = s.loadTask(ctx, owner, prior.TaskID); err != nil {
+		if t, err = s.storedAfterTurn(ctx, owner, prior.TaskID); err != nil {
 			return nil, err
 		}
 	}
@@ -185,6 +185,25 @@ func (s *Service) resendStream(ctx context.Context, owner string, prior *store.S
 			rs.first = &t
 		}
 		return rs, nil
+	}
+}
+
+// storedAfterTurn reads the task once the turn that ran elsewhere has
+// stored its end: its last event is in the shared log a moment before its
+// final write, so a task still read as running is read again (every
+// dedupeWaitStep, up to followCheck).
+func (s *Service) storedAfterTurn(ctx context.Context, owner, id string) (*a2a.Task, error) {
+	deadline := time.Now().Add(followCheck)
+	for {
+		t, err := s.loadTask(ctx, owner, id)
+		if err != nil || !runningState(t.Status.State) || time.Now().After(deadline) {
+			return t, err
+		}
+		select {
+		case <-ctx.Done():
+			return t, nil
+		case <-time.After(dedupeWaitStep):
+		}
 	}
 }
 
