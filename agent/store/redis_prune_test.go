@@ -15,69 +15,71 @@ import (
 // task's keys, index entries and pending deliveries removed, and a pass
 // skipped while another instance holds the prune lock.
 func TestRedisPrune(t *testing.T) {
-	run := func(t *testing.T, s *Redis) {
-		ctx := context.Background()
-		testPrune(t, s, func(old, now time.Time) {
-			// Two dead letters (of bob's task), one of them old.
-			if err := s.PutTask(ctx, "bob", mkTask("dl", "c", a2a.TaskStateWorking, now)); err != nil {
-				t.Fatal(err)
-			}
-			for _, id := range []string{"p0", "p1"} {
-				if err := s.PutPushConfig(ctx, PushConfig{Owner: "bob", TaskID: "dl", ID: id, URL: "https://h.example/" + id}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := s.PutTaskWithJobs(ctx, "bob", mkTask("dl", "c", a2a.TaskStateCompleted, now), []byte(`{}`)); err != nil {
-				t.Fatal(err)
-			}
-			jobs, err := s.ClaimPushJobs(ctx, time.Now().Add(time.Second), time.Minute, 10)
-			if err != nil || len(jobs) != 2 {
-				t.Fatalf("claim: %d %v", len(jobs), err)
-			}
-			for _, j := range jobs {
-				if err := s.DeadPushJob(ctx, j.ID, 3, "gone"); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := s.c.ZAdd(ctx, s.deadKey(), redis.Z{Score: float64(old.UnixMilli()), Member: jobs[0].ID}).Err(); err != nil {
-				t.Fatal(err)
-			}
-		})
-		// Nothing of a pruned task is left: no record, log or index entry.
-		for _, k := range []string{s.taskKey("old-0001"), s.pushCfgKey("old-0001"), s.eventsKey("old-0001")} {
-			if n, _ := s.c.Exists(ctx, k).Result(); n != 0 {
-				t.Errorf("key %s of a pruned task is left", k)
-			}
+	eachStore(t, func(t *testing.T, fs FullStore) {
+		s, ok := fs.(*Redis)
+		if !ok {
+			return // TestSQLitePrune
 		}
-		if ok, _ := s.c.HExists(ctx, s.ownerIx("alice"), "old-0001").Result(); ok {
-			t.Error("the owner index still holds a pruned task")
-		}
-		// Another instance's pass holds the lock: this one does nothing.
-		if err := s.PutTask(ctx, "alice", mkTask("old-later", "c1", a2a.TaskStateCompleted, time.Now().Add(-60*24*time.Hour))); err != nil {
+		runRedisPrune(t, s)
+	})
+}
+
+// runRedisPrune is TestRedisPrune on one Redis store.
+func runRedisPrune(t *testing.T, s *Redis) {
+	ctx := context.Background()
+	testPrune(t, s, func(old, now time.Time) {
+		// Two dead letters (of bob's task), one of them old.
+		if err := s.PutTask(ctx, "bob", mkTask("dl", "c", a2a.TaskStateWorking, now)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.c.Set(ctx, s.pruneLockKey(), "other", time.Minute).Err(); err != nil {
+		for _, id := range []string{"p0", "p1"} {
+			if err := s.PutPushConfig(ctx, PushConfig{Owner: "bob", TaskID: "dl", ID: id, URL: "https://h.example/" + id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.PutTaskWithJobs(ctx, "bob", mkTask("dl", "c", a2a.TaskStateCompleted, now), []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
-		opts := PruneOptions{TasksBefore: time.Now().Add(-30 * 24 * time.Hour)}
-		if res, err := s.Prune(ctx, opts); err != nil || res.Tasks != 0 {
-			t.Fatalf("prune while another instance prunes = %+v, %v; want nothing", res, err)
+		jobs, err := s.ClaimPushJobs(ctx, time.Now().Add(time.Second), time.Minute, 10)
+		if err != nil || len(jobs) != 2 {
+			t.Fatalf("claim: %d %v", len(jobs), err)
 		}
-		_ = s.c.Del(ctx, s.pruneLockKey()).Err()
-		if res, err := s.Prune(ctx, opts); err != nil || res.Tasks != 1 {
-			t.Fatalf("prune after the lock = %+v, %v; want 1 task", res, err)
+		for _, j := range jobs {
+			if err := s.DeadPushJob(ctx, j.ID, 3, "gone"); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if n, _ := s.c.Exists(ctx, s.pruneLockKey()).Result(); n != 0 {
-			t.Error("the prune lock outlived the pass")
+		if err := s.c.ZAdd(ctx, s.deadKey(), redis.Z{Score: float64(old.UnixMilli()), Member: jobs[0].ID}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Nothing of a pruned task is left: no record, log or index entry.
+	for _, k := range []string{s.taskKey("old-0001"), s.pushCfgKey("old-0001"), s.eventsKey("old-0001")} {
+		if n, _ := s.c.Exists(ctx, k).Result(); n != 0 {
+			t.Errorf("key %s of a pruned task is left", k)
 		}
 	}
-	t.Run("redis", func(t *testing.T) { run(t, newTestRedis(t)) })
-	t.Run("redis-cluster-path", func(t *testing.T) {
-		s := newTestRedis(t)
-		s.cluster = true
-		run(t, s)
-	})
-	t.Run("redis-cluster", func(t *testing.T) { run(t, newTestCluster(t)) })
+	if ok, _ := s.c.HExists(ctx, s.ownerIx("alice"), "old-0001").Result(); ok {
+		t.Error("the owner index still holds a pruned task")
+	}
+	// Another instance's pass holds the lock: this one does nothing.
+	if err := s.PutTask(ctx, "alice", mkTask("old-later", "c1", a2a.TaskStateCompleted, time.Now().Add(-60*24*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.Set(ctx, s.pruneLockKey(), "other", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	opts := PruneOptions{TasksBefore: time.Now().Add(-30 * 24 * time.Hour)}
+	if res, err := s.Prune(ctx, opts); err != nil || res.Tasks != 0 {
+		t.Fatalf("prune while another instance prunes = %+v, %v; want nothing", res, err)
+	}
+	_ = s.c.Del(ctx, s.pruneLockKey()).Err()
+	if res, err := s.Prune(ctx, opts); err != nil || res.Tasks != 1 {
+		t.Fatalf("prune after the lock = %+v, %v; want 1 task", res, err)
+	}
+	if n, _ := s.c.Exists(ctx, s.pruneLockKey()).Result(); n != 0 {
+		t.Error("the prune lock outlived the pass")
+	}
 }
 
 // TestRedisPrunedTasksReachEveryInstance (OPS-5): the instance whose pass
