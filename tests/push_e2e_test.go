@@ -136,16 +136,23 @@ func closedPort(t *testing.T) int {
 }
 
 func TestPushE2E(t *testing.T) {
-	for _, q := range []string{"local-file", "redis-streams"} {
+	// local-file over SQLite, redis-streams, and local-file over `store
+	// redis` (the outbox in Redis; the CLI reads it with --store-redis).
+	for _, q := range []string{"local-file", "redis-streams", "store-redis"} {
 		t.Run(q, func(t *testing.T) {
-			block, cliFlags := "queue local-file", []string{}
-			if q == "redis-streams" {
+			block, cliFlags, opts := "queue local-file", []string{}, harness.Options{}
+			switch q {
+			case "redis-streams":
 				addr := harness.StartRedis(t)
 				block = "queue redis-streams {\n\t\t\tredis_url redis://" + addr + "/0\n\t\t\tlease_timeout_ms 2000\n\t\t}"
 				cliFlags = []string{"--queue", "redis-streams", "--redis-url", "redis://" + addr + "/0"}
+			case "store-redis":
+				addr := harness.StartRedis(t)
+				opts.Global = "a2a {\n\tdata_dir {{DIR}}/data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix pe2e:\n\t}\n}"
+				cliFlags = []string{"--store-redis", "redis://" + addr + "/0", "--key-prefix", "pe2e:"}
 			}
 			recv := newPushReceiver(t)
-			gw := harness.StartGateway(t, pushSite(block))
+			gw := harness.StartGatewayWith(t, pushSite(block), opts)
 			cliFlags = append(cliFlags, "--data-dir", gw.Dir+"/data")
 
 			// The card advertises push (PUSH-1).

@@ -51,6 +51,9 @@ type RedisOptions struct {
 	// task reached a final state; a later resume gets the task snapshot.
 	// 0: DefaultRedisEventLogTTL; negative: kept as long as the task.
 	EventLogTTL time.Duration
+	// NoInstance opens a handle that is not a gateway instance (a
+	// command-line tool): no heartbeat lease, no running tasks recorded.
+	NoInstance bool
 }
 
 // DefaultRedisEventLogTTL is how long the event log of a finished task
@@ -111,6 +114,9 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 		evTTL = DefaultRedisEventLogTTL
 	}
 	s := &Redis{c: c, p: p, maxBlob: maxBlob, cluster: cluster, evTTL: evTTL}
+	if o.NoInstance {
+		return s, nil
+	}
 	if err := s.startInstance(ctx, o.InstanceLease, o.InterruptedMessage); err != nil {
 		_ = c.Close()
 		return nil, err

@@ -52,7 +52,12 @@ func (s *Redis) liveKey() string               { return s.p + "{i}:live" }
 func (s *Redis) runKey(instance string) string { return s.p + "{i:" + keyPart(instance) + "}:run" }
 
 // InstanceID returns the id under which this handle holds its lease.
-func (s *Redis) InstanceID() string { return s.inst.id }
+func (s *Redis) InstanceID() string {
+	if s.inst == nil {
+		return ""
+	}
+	return s.inst.id
+}
 
 // startInstance registers the handle's lease and starts its heartbeat.
 func (s *Redis) startInstance(ctx context.Context, lease time.Duration, msg string) error {
@@ -237,6 +242,14 @@ func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
 	return n, nil
 }
 
+// interruptedMessage is the status message of a reaped task.
+func (s *Redis) interruptedMessage() string {
+	if s.inst != nil {
+		return s.inst.msg
+	}
+	return DefaultInterruptedMessage
+}
+
 // reapLease is how long a reaper's claim on a dead instance lasts.
 func (s *Redis) reapLease() time.Duration {
 	if s.inst != nil {
@@ -265,7 +278,7 @@ func (s *Redis) failOrphan(ctx context.Context, id string, now time.Time) (bool,
 	}
 	t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Timestamp: a2a.Timestamp(now), Message: &a2a.Message{
 		MessageID: randomID(), Role: a2a.RoleAgent, TaskID: id, ContextID: t.ContextID,
-		Parts: []a2a.Part{a2a.TextPart(s.inst.msg)},
+		Parts: []a2a.Part{a2a.TextPart(s.interruptedMessage())},
 	}}
 	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: t.ContextID, Status: t.Status}}
 	payload, err := json.Marshal(ev)

@@ -51,6 +51,8 @@ func pushQueueFlags(c *cobra.Command) {
 	f.String("redis-url", os.Getenv("A2A_PUSH_REDIS_URL"), "Redis URL (redis-streams); default $A2A_PUSH_REDIS_URL")
 	f.String("stream", push.DefaultStream, "job stream (redis-streams)")
 	f.String("dead-stream", push.DefaultDeadStream, "dead-letter stream (redis-streams)")
+	f.String("store-redis", "", "with local-file: the outbox of a `store redis` deployment at this Redis URL instead of --data-dir's SQLite store")
+	f.String("key-prefix", store.DefaultRedisKeyPrefix, "with --store-redis: the store's key_prefix")
 }
 
 // openPushQueueCLI opens the queue the flags name; close releases it.
@@ -59,6 +61,16 @@ func openPushQueueCLI(cmd *cobra.Command) (q push.Queue, closeFn func(), err err
 	kind, _ := f.GetString("queue")
 	switch kind {
 	case pushQueueLocal:
+		if u, _ := f.GetString("store-redis"); u != "" {
+			prefix, _ := f.GetString("key-prefix")
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			st, err := store.OpenRedis(ctx, store.RedisOptions{URLs: []string{u}, KeyPrefix: prefix, NoInstance: true})
+			if err != nil {
+				return nil, nil, exitWith(client.ExitTransport, err)
+			}
+			return push.NewLocalQueue(st, 0), func() { _ = st.Close() }, nil
+		}
 		dir, _ := f.GetString("data-dir")
 		path := filepath.Join(dir, "a2a.db")
 		if _, err := os.Stat(path); err != nil {
