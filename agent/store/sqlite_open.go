@@ -60,6 +60,9 @@ func openSQLite(path string, opts SQLiteOptions) (_ *SQLite, err error) {
 	if err = s.openReaders(ctx, base, cfg); err != nil {
 		return nil, err
 	}
+	if err = s.openSentFilter(ctx); err != nil {
+		return nil, err
+	}
 	s.ckpt, err = startCheckpointer(base + "?_pragma=busy_timeout(" + cfg.busyMS + ")&_pragma=synchronous(" + cfg.syncMode + ")")
 	if err != nil {
 		return nil, fmt.Errorf("opening checkpoint connection: %w", err)
