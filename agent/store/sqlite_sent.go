@@ -153,7 +153,7 @@ ON CONFLICT (owner, message_id, target) DO UPDATE SET task_id = excluded.task_id
 	}
 	r.after = unpend
 	s.sentSeen.add(key, time.Now()) // before the record can be read (and the claim leaves pending)
-	r.noTasks = true // coalescing looks past it (writer_coalesce.go)
+	r.noTasks = true                // coalescing looks past it (writer_coalesce.go)
 	if err := s.enqueue(r); err != nil {
 		unpend(err)
 		return err
