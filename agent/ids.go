@@ -51,3 +51,7 @@ func newID() string {
 }
 
 func readRandom(b []byte) (int, error) { return rand.Read(b) }
+
+// newCorrelationID returns the 8 hex digits of random that name a turn in
+// the logs (not a version 7 id's first 8, which are its time).
+func newCorrelationID() string { return uuid.NewString()[:8] }
