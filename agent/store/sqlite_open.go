@@ -142,7 +142,7 @@ func createDBFile(path string) (string, error) {
 // WAL mode, brings the schema up to date and prepares the writer.
 func (s *SQLite) openWriter(ctx context.Context, base string, cfg sqliteConfig) error {
 	var err error
-	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+cfg.busyMS+")&_pragma=synchronous("+cfg.syncMode+")&_pragma=wal_autocheckpoint(0)")
+	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+cfg.busyMS+")&_pragma=synchronous("+cfg.syncMode+")&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")
 	if err != nil {
 		return fmt.Errorf("opening write connection: %w", err)
 	}
