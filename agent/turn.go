@@ -48,7 +48,7 @@ type turnState struct {
 // execute runs one turn of r to its final state.
 func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *turnInput) {
 	started := time.Now()
-	corr := newID()[:8]
+	corr := newCorrelationID()
 	ts := &turnState{baseURL: in.baseURL}
 	state, text := a2a.TaskStateFailed, ""
 	taskID, ctxID := r.ids()

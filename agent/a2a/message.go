@@ -148,8 +148,38 @@ type SendMessageResponse struct {
 }
 
 // Timestamp formats t as RFC 3339 UTC with milliseconds, as A2A recommends.
+// It writes the digits itself: every status update formats one, and
+// time.Format's layout interpretation showed in the send profile (issue 17).
 func Timestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format("2006-01-02T15:04:05.000Z")
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / int(time.Millisecond)
+	var b [24]byte
+	put := func(i, v, n int) {
+		for j := i + n - 1; j >= i; j-- {
+			b[j] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, year, 4)
+	b[4] = '-'
+	put(5, int(month), 2)
+	b[7] = '-'
+	put(8, day, 2)
+	b[10] = 'T'
+	put(11, hour, 2)
+	b[13] = ':'
+	put(14, minute, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	b[19] = '.'
+	put(20, ms, 3)
+	b[23] = 'Z'
+	return string(b[:])
 }
 
 // ParseTimestamp parses an RFC 3339 timestamp (any precision or offset).

@@ -84,6 +84,9 @@ type SQLite struct {
 	events pendingEvents // appended events waiting for their task's write
 	sent   sentClaims    // claimed message ids not committed yet
 
+	sentSeen   *sentFilter  // message ids this store recorded (sqlite_sent_filter.go)
+	nSentReads atomic.Int64 // claims that read the database (tests)
+
 	listMu    sync.Mutex
 	listStmts [listVariants]*sql.Stmt
 	cntStmts  [countVariants]*sql.Stmt

@@ -60,6 +60,9 @@ func openSQLite(path string, opts SQLiteOptions) (_ *SQLite, err error) {
 	if err = s.openReaders(ctx, base, cfg); err != nil {
 		return nil, err
 	}
+	if err = s.openSentFilter(ctx); err != nil {
+		return nil, err
+	}
 	s.ckpt, err = startCheckpointer(base + "?_pragma=busy_timeout(" + cfg.busyMS + ")&_pragma=synchronous(" + cfg.syncMode + ")")
 	if err != nil {
 		return nil, fmt.Errorf("opening checkpoint connection: %w", err)
@@ -139,7 +142,7 @@ func createDBFile(path string) (string, error) {
 // WAL mode, brings the schema up to date and prepares the writer.
 func (s *SQLite) openWriter(ctx context.Context, base string, cfg sqliteConfig) error {
 	var err error
-	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+cfg.busyMS+")&_pragma=synchronous("+cfg.syncMode+")&_pragma=wal_autocheckpoint(0)")
+	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+cfg.busyMS+")&_pragma=synchronous("+cfg.syncMode+")&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")
 	if err != nil {
 		return fmt.Errorf("opening write connection: %w", err)
 	}

@@ -12,7 +12,9 @@ import (
 // Sent message ids in SQLite (RPC-18). A claim is checked and recorded in
 // memory under one lock (atomic in this process, the only writer of the
 // database), and written by a queued write that rides the writer's next
-// group commit: a send pays one indexed read, not a transaction.
+// group commit: a send pays at most one indexed read, not a transaction,
+// and no read when the filter of recorded ids (sqlite_sent_filter.go) says
+// the id is new.
 
 const getSentSQL = `SELECT task_id, start_seq, body_hash, created_ms FROM sent_messages
 WHERE owner = ? AND message_id = ? AND target = ? AND created_ms >= ?`
@@ -70,7 +72,12 @@ func (s *SQLite) ClaimMessage(ctx context.Context, m SentMessage, since time.Tim
 	c.pending[key] = own
 	c.mu.Unlock()
 
-	prior, err := s.readSent(ctx, m, since)
+	var prior *SentMessage
+	var err error
+	if s.sentSeen.mayHold(key, since, time.Now()) {
+		s.nSentReads.Add(1)
+		prior, err = s.readSent(ctx, m, since)
+	}
 	if err != nil || prior != nil {
 		if prior != nil {
 			own.winner = *prior
@@ -83,6 +90,17 @@ func (s *SQLite) ClaimMessage(ctx context.Context, m SentMessage, since time.Tim
 	}
 	close(own.ready)
 	return nil, s.recordSent(c, key, own, m, since)
+}
+
+// openSentFilter starts the filter of recorded message ids from the
+// newest record already stored.
+func (s *SQLite) openSentFilter(ctx context.Context) error {
+	var last sql.NullInt64
+	if err := s.rdb.QueryRowContext(ctx, `SELECT MAX(created_ms) FROM sent_messages`).Scan(&last); err != nil {
+		return fmt.Errorf("reading sent messages: %w", err)
+	}
+	s.sentSeen = newSentFilter(last.Int64, time.Now())
+	return nil
 }
 
 // readSent returns the record of m's key made at or after since, if any.
@@ -134,7 +152,8 @@ ON CONFLICT (owner, message_id, target) DO UPDATE SET task_id = excluded.task_id
 		c.mu.Unlock()
 	}
 	r.after = unpend
-	r.noTasks = true // coalescing looks past it (writer_coalesce.go)
+	s.sentSeen.add(key, time.Now()) // before the record can be read (and the claim leaves pending)
+	r.noTasks = true                // coalescing looks past it (writer_coalesce.go)
 	if err := s.enqueue(r); err != nil {
 		unpend(err)
 		return err
