@@ -287,6 +287,13 @@ func (s *Service) lazyWrite(r *run) {
 	}
 	snap := cloneTask(&r.task)
 	r.mu.Unlock()
+	if s.hub.shared() != nil {
+		// Other instances see the task from now on: its events too
+		// (followers elsewhere read the shared log).
+		if w, ok := r.log.(store.Watcher); ok {
+			w.Watch()
+		}
+	}
 	var err error
 	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
 		err = nw.PutTaskNoWait(r.owner, &snap)

@@ -13,9 +13,11 @@ import (
 // watched turn (one that had a subscription: only a subscriber learns event
 // ids it could resume from) are appended to the task's stored log; a turn
 // nobody watched appends only the event that ends it, which keeps the
-// task's numbering across turns at one stored row per unwatched turn; over
-// a store whose log other instances follow (SharedEvents, Redis) every
-// event of every turn is stored at once. A
+// task's numbering across turns at one stored row per unwatched turn. Over
+// a store whose log other instances follow (SharedEvents, Redis) a turn is
+// also watched from the moment it becomes visible to them (Watch: the
+// runtime calls it before it first stores the running task), so a
+// follower elsewhere finds every event of the turn. A
 // subscription from before the turn replays the stored events of earlier
 // turns first.
 type LocalBus struct {
@@ -39,11 +41,23 @@ func (b LocalBus) Open(taskID string, o LogOptions) (EventLog, context.Context) 
 	if keep <= 0 {
 		keep = DefaultEventLogSize
 	}
-	// A log shared with other instances (SharedEvents) stores every event
-	// at once: a follower on another instance may be reading it.
-	se, shared := b.es.(SharedEvents)
 	return &localLog{cancel: cancel, es: b.es, taskID: taskID, start: o.After, keep: keep, seq: o.After,
-		subs: map[*localSub]struct{}{}, watched: shared && se.SharesEvents()}, ctx
+		subs: map[*localSub]struct{}{}}, ctx
+}
+
+// Watcher is implemented by event logs that store an unwatched turn's
+// events lazily (LocalBus).
+type Watcher interface {
+	// Watch stores the events held so far and every later one, as a
+	// subscription would.
+	Watch()
+}
+
+// Watch implements Watcher.
+func (l *localLog) Watch() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.watch()
 }
 
 // localLog is one turn's in-process log.
