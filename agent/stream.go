@@ -66,6 +66,18 @@ func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 // Seq implements Stream.
 func (rs *runStream) Seq() uint64 { return rs.seq }
 
+// Buffered reports whether Next would return without waiting: the first
+// event or a replayed one is pending, or the subscription holds one (when
+// it can tell, see store.Buffered). The bindings write such events back to
+// back and flush them once.
+func (rs *runStream) Buffered() bool {
+	if rs.first != nil || len(rs.replay) > 0 {
+		return true
+	}
+	b, ok := rs.sub.(store.Buffered)
+	return ok && b.Buffered()
+}
+
 // Detach implements Stream.
 func (rs *runStream) Detach() {
 	rs.cancelOnClose = false

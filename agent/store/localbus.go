@@ -189,6 +189,15 @@ func (l *localLog) unsubscribe(s *localSub) {
 	l.mu.Unlock()
 }
 
+// Buffered is implemented by a Subscription that can tell whether its
+// next event is already queued.
+type Buffered interface {
+	// Buffered reports whether Next would return an event without waiting.
+	Buffered() bool
+}
+
+var _ Buffered = (*localSub)(nil)
+
 // localSub is one subscription's ordered queue, bounded at MaxQueuedEvents
 // (the events replayed when it starts count too).
 type localSub struct {
@@ -231,6 +240,13 @@ func (s *localSub) wake() {
 	case s.notify <- struct{}{}:
 	default:
 	}
+}
+
+// Buffered implements Buffered.
+func (s *localSub) Buffered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0
 }
 
 func (s *localSub) Next(ctx context.Context) (Event, bool) {

@@ -48,6 +48,12 @@ func (s legacyStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 	return ev, ok
 }
 
+// Buffered forwards to the 1.0 stream (see httpx.Buffered).
+func (s legacyStream) Buffered() bool {
+	b, ok := s.Stream.(interface{ Buffered() bool })
+	return ok && b.Buffered()
+}
+
 // legacyEvent returns what EventFrame encodes for ev: the 0.3 rendering
 // of a legacy stream's event, else ev itself.
 func legacyEvent(ev any) any {
