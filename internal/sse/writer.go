@@ -80,15 +80,22 @@ type Writer struct {
 // Start sends the headers of an event stream (status 200, no caching, no
 // proxy buffering) and flushes them.
 func Start(w http.ResponseWriter) *Writer {
+	s := Open(w)
+	s.flush()
+	return s
+}
+
+// Open is Start without the flush: the headers go out with the first
+// Flush (or Event, Data, Comment), together with the events queued before
+// it.
+func Open(w http.ResponseWriter) *Writer {
 	h := w.Header()
 	h.Set("Content-Type", ContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
-	s := &Writer{w: w, rc: http.NewResponseController(w)}
-	s.flush()
-	return s
+	return &Writer{w: w, rc: http.NewResponseController(w)}
 }
 
 func (s *Writer) flush() {

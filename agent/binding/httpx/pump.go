@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -23,27 +24,31 @@ const (
 	maxBatchBytes  = 32 << 10
 )
 
-// Pump writes every event of st, each rendered by render and with its
-// sequence number as the SSE id, with keep-alive
-// comments every keepAlive while idle, until the stream ends or the client
-// goes away; the stream counts as open on svc meanwhile. Events already at
-// hand when one is written (see Buffered) are written with it and flushed
-// once; a stream flushes before it waits.
-func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, sw *sse.Writer, st agent.Stream, render func(any) []byte) {
+// Pump sends the headers of an event stream on w and writes every event of
+// st, each rendered by render and with its sequence number as the SSE id,
+// with keep-alive comments every keepAlive while idle, until the stream
+// ends or the client goes away; the stream counts as open on svc
+// meanwhile. The events at hand (see Buffered) are written back to back
+// and flushed once, the headers with the first of them; everything written
+// is flushed before the stream waits, and the last events go out with the
+// end of the response when the handler returns.
+func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, w http.ResponseWriter, st agent.Stream, render func(any) []byte) {
 	defer st.Close()
 	defer svc.StreamOpened()()
+	sw := sse.Open(w)
 	bst, _ := st.(Buffered)
-	batch, bytes := 0, 0
+	pending := true // written, not flushed: the headers so far
+	batch, size := 0, 0
 	for {
-		if batch > 0 && (bst == nil || batch >= maxBatchEvents || bytes >= maxBatchBytes || !bst.Buffered()) {
+		if pending && (bst == nil || batch >= maxBatchEvents || size >= maxBatchBytes || !bst.Buffered()) {
 			if err := sw.Flush(); err != nil {
 				return
 			}
-			batch, bytes = 0, 0
+			pending, batch, size = false, 0, 0
 		}
 		var ev any
 		var ok bool
-		if batch > 0 {
+		if pending {
 			// At hand: Next does not wait (no keep-alive deadline needed).
 			ev, ok = st.Next(ctx)
 		} else {
@@ -62,10 +67,7 @@ func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, sw *
 			}
 		}
 		if !ok {
-			if batch > 0 {
-				_ = sw.Flush()
-			}
-			return
+			return // what is written goes out as the response ends
 		}
 		// The event's sequence number is its SSE id, which a client
 		// resumes after with Last-Event-ID (RPC-17).
@@ -73,7 +75,8 @@ func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, sw *
 		if err := sw.Queue(strconv.FormatUint(st.Seq(), 10), data); err != nil {
 			return
 		}
+		pending = true
 		batch++
-		bytes += len(data)
+		size += len(data)
 	}
 }

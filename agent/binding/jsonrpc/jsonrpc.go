@@ -16,7 +16,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
-	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Handler serves the JSON-RPC binding of a Service on POST /.
@@ -91,8 +90,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 		return
 	}
 	httpx.EchoExtensions(w, out.Extensions)
-	sw := sse.Start(w)
-	httpx.Pump(r.Context(), h.svc, h.tc.KeepAlive, sw, out.Stream, func(ev any) []byte {
+	httpx.Pump(r.Context(), h.svc, h.tc.KeepAlive, w, out.Stream, func(ev any) []byte {
 		return EventFrame(out.ID, ev)
 	})
 }
