@@ -66,6 +66,28 @@ func (rs *runStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 // Seq implements Stream.
 func (rs *runStream) Seq() uint64 { return rs.seq }
 
+// Buffered reports whether Next would return without waiting: the first
+// event or a replayed one is pending, there is no subscription, or it has
+// an event or has ended (when it can tell, see store.Buffered). The
+// bindings write such events back to back and flush them once.
+func (rs *runStream) Buffered() bool {
+	if rs.first != nil || len(rs.replay) > 0 || rs.sub == nil {
+		return true
+	}
+	b, ok := rs.sub.(store.Buffered)
+	return ok && b.Buffered()
+}
+
+// Ready returns a channel that receives when Buffered may have become true
+// (see store.Buffered), or nil when the stream cannot be waited on that
+// way: the bindings then wait in Next.
+func (rs *runStream) Ready() <-chan struct{} {
+	if b, ok := rs.sub.(store.Buffered); ok {
+		return b.Ready()
+	}
+	return nil
+}
+
 // Detach implements Stream.
 func (rs *runStream) Detach() {
 	rs.cancelOnClose = false

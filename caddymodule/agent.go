@@ -212,6 +212,25 @@ func (AgentHandler) CaddyModule() caddy.ModuleInfo {
 // path), the request is answered 404 with a JSON error body instead of
 // Caddy's empty 200.
 func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	principal, done, err := h.precheck(w, r)
+	if done {
+		return err
+	}
+	// The bindings (a stream among them) run from this small frame: see
+	// AuthHandler.ServeHTTP.
+	vw, vr := withRequestVars(w, r)
+	served := h.handler.Serve(vw, vr, principal)
+	vw.done(principal)
+	if served {
+		return nil
+	}
+	return h.notFound(w, r, next)
+}
+
+// precheck waits for the store and the push key ring and serves the gRPC
+// and WebSocket bindings; done says it answered (with err), else principal
+// is the caller for the HTTP bindings.
+func (h *AgentHandler) precheck(w http.ResponseWriter, r *http.Request) (principal string, done bool, err error) {
 	if caddy.Exiting() {
 		// The process is stopping: refuse new turns even if the a2a app
 		// has not been stopped yet (apps stop in no fixed order).
@@ -220,28 +239,28 @@ func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 	// The store and the push key ring load when the a2a app starts, which
 	// may come just after the http app (OPS-6): wait for them.
 	if err := h.shared.wait(r.Context()); err != nil {
-		return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the task store is not available"))
+		return "", true, caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the task store is not available"))
 	}
 	if h.pushRef != nil {
 		if err := h.pushRef.wait(r.Context()); err != nil {
-			return caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the push key ring is not available"))
+			return "", true, caddyhttp.Error(http.StatusServiceUnavailable, errors.New("a2a: the push key ring is not available"))
 		}
 	}
-	principal, _ := caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	principal, _ = caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
 	if h.grpc != nil && a2agrpc.IsGRPC(r) {
 		h.grpc.ServeHTTP(w, r, principal) // XPORT-2
-		return nil
+		return "", true, nil
 	}
 	if h.ws != nil && h.ws.Handles(r) {
 		h.ws.Serve(w, r, principal) // XPORT-3; a2a_auth checked the upgrade
-		return nil
+		return "", true, nil
 	}
-	vw, vr := withRequestVars(w, r)
-	served := h.handler.Serve(vw, vr, principal)
-	vw.done(principal)
-	if served {
-		return nil
-	}
+	return principal, false, nil
+}
+
+// notFound passes a request no binding served to next, and answers 404
+// when next does not answer it either.
+func (h *AgentHandler) notFound(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	aw := &answeredWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
 	if err := next.ServeHTTP(aw, r); err != nil || aw.answered {
 		return err

@@ -88,9 +88,17 @@ var unauthorizedBody = []byte(`{"error":"Unauthorized"}`)
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if !h.authn.Enabled() {
-		return next.ServeHTTP(w, r)
+	if h.authn.Enabled() && !h.authenticate(w, r) {
+		return nil
 	}
+	// The next handlers (a stream among them) run from this small frame:
+	// authenticate has returned, so an idle stream keeps a smaller stack.
+	return next.ServeHTTP(w, r)
+}
+
+// authenticate checks the request's credentials and records its principal;
+// false when it answered the request itself (401).
+func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	principal, ok := h.authn.Authenticate(r)
 	// The API key has done its job: drop it so that Caddy's access log
 	// (which reads this header map when the request ends, and redacts only
@@ -107,19 +115,19 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		if a2agrpc.IsGRPC(r) {
 			// A gRPC client reads only a gRPC status (XPORT-2).
 			a2agrpc.WriteStatus(w, codes.Unauthenticated, "Unauthorized")
-			return nil
+			return false
 		}
 		hdr.Set("Content-Type", "application/json")
 		hdr.Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write(unauthorizedBody)
-		return nil
+		return false
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("http.auth.user.id", principal)
 	}
 	caddyhttp.SetVar(r.Context(), PrincipalVar, principal)
-	return next.ServeHTTP(w, r)
+	return true
 }
 
 var (

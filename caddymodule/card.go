@@ -183,8 +183,13 @@ func trustedProxy(r *http.Request) bool {
 // next.
 func (h *CardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if !h.handler.Handles(r) {
-		return next.ServeHTTP(w, r)
+		return next.ServeHTTP(w, r) // from a small frame: see AuthHandler.ServeHTTP
 	}
+	return h.serve(w, r)
+}
+
+// serve answers an agent card request.
+func (h *CardHandler) serve(w http.ResponseWriter, r *http.Request) error {
 	var he *card.HTTPError
 	if err := h.handler.Serve(w, r); errors.As(err, &he) {
 		return caddyhttp.Error(he.Code, he.Err)

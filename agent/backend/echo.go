@@ -20,35 +20,71 @@ type EchoBackend struct {
 // Answer returns the echo backend's final answer for a prompt.
 func (EchoBackend) Answer(prompt string) string { return "Echo: " + prompt }
 
-// RunTurn implements Backend.
+// RunTurn implements Backend. Each event is built in a helper of its own,
+// so the frame that waits out Delay (a parked turn's stack) stays small.
 func (e EchoBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) error {
 	answer := e.Answer(req.Prompt)
 	toolID := "echo-" + req.TaskID
-	input, _ := json.Marshal(map[string]any{"text": req.Prompt})
-	if err := emit(Event{V: 1, Type: EventTool, Status: "started", ToolUseID: toolID, Name: "echo", Input: input}); err != nil {
+	if err := emitEchoTool(emit, toolID, "started", "text", req.Prompt); err != nil {
 		return err
 	}
 	for _, chunk := range splitChunks(answer, e.chunks()) {
 		if e.Delay > 0 {
-			t := time.NewTimer(e.Delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := sleepCtx(ctx, e.Delay); err != nil {
+				return err
 			}
 		} else if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := emit(Event{V: 1, Type: EventText, Text: chunk}); err != nil {
+		if err := emitText(emit, chunk); err != nil {
 			return err
 		}
 	}
-	result, _ := json.Marshal(map[string]any{"characters": len(answer)})
-	if err := emit(Event{V: 1, Type: EventTool, Status: "completed", ToolUseID: toolID, Name: "echo", Result: result}); err != nil {
+	if err := emitEchoTool(emit, toolID, "completed", "characters", len(answer)); err != nil {
 		return err
 	}
-	in := int64(len(strings.Fields(req.Prompt)))
+	return emitEchoEnd(emit, req.Prompt, answer)
+}
+
+// sleepCtx waits d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// emitEchoTool emits the echo tool's started event (its input {key: v})
+// or completed one (its result {key: v}).
+//
+//go:noinline
+func emitEchoTool(emit Emit, toolID, status, key string, v any) error {
+	b, _ := json.Marshal(map[string]any{key: v})
+	ev := Event{V: 1, Type: EventTool, Status: status, ToolUseID: toolID, Name: "echo"}
+	if status == "started" {
+		ev.Input = b
+	} else {
+		ev.Result = b
+	}
+	return emit(ev)
+}
+
+// emitText emits a text chunk.
+//
+//go:noinline
+func emitText(emit Emit, chunk string) error {
+	return emit(Event{V: 1, Type: EventText, Text: chunk})
+}
+
+// emitEchoEnd emits the token usage and the end of the turn.
+//
+//go:noinline
+func emitEchoEnd(emit Emit, prompt, answer string) error {
+	in := int64(len(strings.Fields(prompt)))
 	out := int64(len(strings.Fields(answer)))
 	if err := emit(Event{V: 1, Type: EventUsage, InputTokens: in, OutputTokens: out, TotalTokens: in + out}); err != nil {
 		return err
@@ -64,6 +100,8 @@ func (e EchoBackend) chunks() int {
 }
 
 // splitChunks cuts s into at most n pieces of roughly equal rune counts.
+//
+//go:noinline
 func splitChunks(s string, n int) []string {
 	r := []rune(s)
 	if n > len(r) {

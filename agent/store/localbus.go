@@ -203,6 +203,20 @@ func (l *localLog) unsubscribe(s *localSub) {
 	l.mu.Unlock()
 }
 
+// Buffered is implemented by a Subscription that can tell whether Next
+// would wait, and be waited on without Next.
+type Buffered interface {
+	// Buffered reports whether Next would return without waiting: an
+	// event is queued, or the subscription has ended.
+	Buffered() bool
+	// Ready returns a channel that receives after the subscription
+	// changed (an event queued, or its end); Buffered tells what changed,
+	// and may still be false (a change Next has already consumed).
+	Ready() <-chan struct{}
+}
+
+var _ Buffered = (*localSub)(nil)
+
 // localSub is one subscription's ordered queue, bounded at MaxQueuedEvents
 // (the events replayed when it starts count too).
 type localSub struct {
@@ -246,6 +260,16 @@ func (s *localSub) wake() {
 	default:
 	}
 }
+
+// Buffered implements Buffered.
+func (s *localSub) Buffered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) > 0 || s.closed
+}
+
+// Ready implements Buffered.
+func (s *localSub) Ready() <-chan struct{} { return s.notify }
 
 func (s *localSub) Next(ctx context.Context) (Event, bool) {
 	for {

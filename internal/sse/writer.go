@@ -3,6 +3,7 @@ package sse
 import (
 	"bytes"
 	"net/http"
+	"sync"
 )
 
 // AppendData appends one event carrying data to buf: a "data: " line per
@@ -79,15 +80,22 @@ type Writer struct {
 // Start sends the headers of an event stream (status 200, no caching, no
 // proxy buffering) and flushes them.
 func Start(w http.ResponseWriter) *Writer {
+	s := Open(w)
+	s.flush()
+	return s
+}
+
+// Open is Start without the flush: the headers go out with the first
+// Flush (or Event, Data, Comment), together with the events queued before
+// it.
+func Open(w http.ResponseWriter) *Writer {
 	h := w.Header()
 	h.Set("Content-Type", ContentType)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Del("Content-Length")
 	w.WriteHeader(http.StatusOK)
-	s := &Writer{w: w, rc: http.NewResponseController(w)}
-	s.flush()
-	return s
+	return &Writer{w: w, rc: http.NewResponseController(w)}
 }
 
 func (s *Writer) flush() {
@@ -97,6 +105,15 @@ func (s *Writer) flush() {
 }
 
 func (s *Writer) write(b []byte) error {
+	if err := s.queue(b); err != nil {
+		return err
+	}
+	s.flush()
+	return s.err
+}
+
+// queue writes b to the response without flushing it.
+func (s *Writer) queue(b []byte) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -104,9 +121,15 @@ func (s *Writer) write(b []byte) error {
 		s.err = err
 		return err
 	}
-	s.flush()
-	return s.err
+	return nil
 }
+
+// frames holds scratch buffers to render events in, so that a stream
+// neither allocates one per event nor keeps one while it is idle.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledFrame bounds the buffers kept in frames.
+const maxPooledFrame = 64 << 10
 
 // Data writes one event carrying data (see AppendData).
 func (s *Writer) Data(data []byte) error {
@@ -116,12 +139,39 @@ func (s *Writer) Data(data []byte) error {
 	return s.write(AppendData(make([]byte, 0, len(data)+8), data))
 }
 
-// Event writes one event with an id carrying data (see AppendEvent).
+// Event writes one event with an id carrying data (see AppendEvent) and
+// flushes it.
 func (s *Writer) Event(id string, data []byte) error {
+	if err := s.Queue(id, data); err != nil {
+		return err
+	}
+	return s.Flush()
+}
+
+// Queue writes one event with an id carrying data (see AppendEvent)
+// without flushing it: several events written back to back go out with
+// one Flush.
+func (s *Writer) Queue(id string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
-	return s.write(AppendEvent(make([]byte, 0, len(data)+len(id)+12), id, data))
+	bp := frames.Get().(*[]byte)
+	b := AppendEvent((*bp)[:0], id, data)
+	err := s.queue(b)
+	if cap(b) <= maxPooledFrame {
+		*bp = b[:0]
+		frames.Put(bp)
+	}
+	return err
+}
+
+// Flush sends what was written so far to the client.
+func (s *Writer) Flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	s.flush()
+	return s.err
 }
 
 // Comment writes a comment (see AppendComment), e.g. a keep-alive.

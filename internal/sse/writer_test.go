@@ -62,3 +62,41 @@ func TestAppendRoundTrip(t *testing.T) {
 		t.Errorf("comment %q", got)
 	}
 }
+
+// flushCounter is a response that records what had been written at each
+// flush.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushed []string
+}
+
+func (f *flushCounter) Flush() {
+	f.ResponseRecorder.Flush()
+	f.flushed = append(f.flushed, f.Body.String())
+}
+
+// TestWriterQueueFlushesOnce checks that queued events keep their framing
+// and id lines and reach the client with the next Flush (or Event) only.
+func TestWriterQueueFlushesOnce(t *testing.T) {
+	f := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	w := Start(f)
+	if err := w.Queue("1", []byte(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Queue("2", []byte("{\"b\":\n2}")); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.flushed) != 1 || f.flushed[0] != "" {
+		t.Fatalf("flushes before Flush: %q (want only the headers' one)", f.flushed)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Event("3", []byte(`{"c":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"", "id: 1\ndata: {\"a\":1}\n\nid: 2\ndata: {\"b\":\ndata: 2}\n\n", "id: 1\ndata: {\"a\":1}\n\nid: 2\ndata: {\"b\":\ndata: 2}\n\nid: 3\ndata: {\"c\":3}\n\n"}
+	if fmt.Sprint(f.flushed) != fmt.Sprint(want) {
+		t.Fatalf("flushed %q, want %q", f.flushed, want)
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -85,8 +88,30 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 	}
 	time.Sleep(time.Second)
 	after := g.rssBytes()
+	r.saveProfiles("idle-streams", "pprof/heap", "pprof/goroutine", "vars")
 	return []result{{name: fmt.Sprintf("idle SSE streams (%d on running turns)", n), requests: open, errors: errs + len(conns) - open, elapsed: time.Since(start),
 		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn), %d goroutines", float64(after)/(1<<20), float64(after-before)/(1<<20), float64(after-before)/1024/float64(max(open, 1)), r.goroutines())}}
+}
+
+// saveProfiles writes the gateway's named debug pages (pprof profiles and
+// expvar "vars", from the admin endpoint) to $BENCH_PROFILE_DIR as
+// <prefix>-<name>; nothing when the variable is unset.
+func (r *runner) saveProfiles(prefix string, names ...string) {
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	for _, name := range names {
+		resp, err := http.Get(r.admin + "/debug/" + name)
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK {
+			_ = os.WriteFile(filepath.Join(dir, prefix+"-"+strings.ReplaceAll(name, "/", "-")), b, 0o644)
+		}
+	}
 }
 
 // goroutines reads the gateway's goroutine count from the admin pprof

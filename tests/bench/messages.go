@@ -23,6 +23,7 @@ func (r *runner) sendMessage() []result {
 func (r *runner) streamMessage() []result {
 	var mu sync.Mutex
 	events := 0
+	go r.saveProfiles("stream", fmt.Sprintf("pprof/profile?seconds=%d", max(1, int(r.duration.Seconds())-1)))
 	res := drive("SendStreamingMessage (streams)", r.concurrency, r.duration, func(c *http.Client, _, _ int) error {
 		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		resp, err := post(c, r.fast+"/", benchToken, body)

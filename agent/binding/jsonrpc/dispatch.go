@@ -125,15 +125,6 @@ func (d *Dispatcher) Refuse(id json.RawMessage, method string, err error) Outcom
 	return Outcome{Response: encode(rpc.Response{ID: id, Error: e}), ID: id, Method: method}
 }
 
-// EventFrame encodes one event of a stream as the JSON-RPC response that
-// carries it (the request's id, the event as result).
-func EventFrame(id json.RawMessage, ev any) []byte {
-	if id == nil {
-		id = nullID
-	}
-	return encode(rpcResult(id, legacyEvent(ev)))
-}
-
 // answer counts a single call and fills in its response (none for a
 // notification).
 func (d *Dispatcher) answer(out Outcome, call rpc.Call, res any, err error) Outcome {

@@ -16,7 +16,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
-	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Handler serves the JSON-RPC binding of a Service on POST /.
@@ -69,32 +68,51 @@ func rpcResult(id json.RawMessage, res any) rpc.Response {
 
 // Serve answers a JSON-RPC POST for the authenticated principal ("" when
 // auth is off) (RPC-1, RPC-1a, RPC-2, RPC-3, RPC-4): a JSON response, or
-// an SSE stream for the streaming methods.
+// an SSE stream for the streaming methods. The stream is pumped from a
+// small frame: the request's reading and dispatch (answer) have returned
+// by then, so an idle stream's goroutine keeps a smaller stack.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) {
+	st := h.answer(w, r, principal)
+	if st == nil {
+		return
+	}
+	httpx.Pump(r.Context(), h.svc, h.tc.KeepAlive, w, st.Stream, st.frame)
+}
+
+// rpcStream is the stream of a streaming call with the request id its
+// events are framed with.
+type rpcStream struct {
+	agent.Stream
+	id json.RawMessage
+}
+
+func (s *rpcStream) frame(ev any) []byte { return EventFrame(s.id, ev) }
+
+// answer reads and dispatches the request: it writes the response of a
+// unary call (nil), or echoes the activated extensions and returns the
+// stream of a streaming one.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, principal string) *rpcStream {
 	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
 		h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
-		return
+		return nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.tc.MaxBodyBytes)))
-			return
+			return nil
 		}
 		h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
-		return
+		return nil
 	}
 	out := h.d.Handle(r.Context(), h.tc.NewCall(r, principal, ""), body)
 	if out.Stream == nil {
 		h.write(w, out)
-		return
+		return nil
 	}
 	httpx.EchoExtensions(w, out.Extensions)
-	sw := sse.Start(w)
-	httpx.Pump(r.Context(), h.svc, h.tc.KeepAlive, sw, out.Stream, func(ev any) []byte {
-		return EventFrame(out.ID, ev)
-	})
+	return &rpcStream{Stream: out.Stream, id: out.ID}
 }
 
 // write sends a unary outcome: its JSON body, or 204 when there is none

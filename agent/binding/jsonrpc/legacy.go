@@ -6,6 +6,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
@@ -46,6 +47,20 @@ func (s legacyStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		ev.Legacy = v03.Event03(ev)
 	}
 	return ev, ok
+}
+
+// Buffered forwards to the 1.0 stream (see httpx.Buffered).
+func (s legacyStream) Buffered() bool {
+	b, ok := s.Stream.(httpx.Buffered)
+	return ok && b.Buffered()
+}
+
+// Ready forwards to the 1.0 stream (see httpx.Buffered).
+func (s legacyStream) Ready() <-chan struct{} {
+	if b, ok := s.Stream.(httpx.Buffered); ok {
+		return b.Ready()
+	}
+	return nil
 }
 
 // legacyEvent returns what EventFrame encodes for ev: the 0.3 rendering

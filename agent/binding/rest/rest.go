@@ -19,7 +19,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
-	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Handler serves the HTTP+JSON routes of a Service.
@@ -295,8 +294,7 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, opti
 
 // pumpREST streams events as SSE whose data lines are bare StreamResponses.
 func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st agent.Stream) {
-	sw := sse.Start(w)
-	httpx.Pump(ctx, h.svc, h.tc.KeepAlive, sw, st, func(ev any) []byte {
+	httpx.Pump(ctx, h.svc, h.tc.KeepAlive, w, st, func(ev any) []byte {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			b, _ = json.Marshal(restErrorBody(a2a.ErrInternal(), 0))

@@ -1,0 +1,55 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+)
+
+// EventFrame encodes one event of a stream as the JSON-RPC response that
+// carries it (the request's id, the event as result). The event is encoded
+// once, straight into the envelope: the same bytes as encoding the whole
+// rpc.Response, without encoding (and compacting) the result twice.
+func EventFrame(id json.RawMessage, ev any) []byte {
+	if id == nil {
+		id = nullID
+	}
+	if !plainID(id) {
+		return encode(rpcResult(id, legacyEvent(ev)))
+	}
+	res, err := json.Marshal(legacyEvent(ev))
+	if err != nil {
+		return encode(rpcResult(id, legacyEvent(ev))) // the encoder's own error answer
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	b := make([]byte, 0, len(head)+len(id)+len(mid)+len(res)+1)
+	b = append(b, head...)
+	b = append(b, id...)
+	b = append(b, mid...)
+	b = append(b, res...)
+	return append(b, '}')
+}
+
+// plainID reports whether id is a JSON number or string that encoding
+// leaves as it is: no whitespace, escapes, control or non-ASCII bytes, and
+// none of the characters the encoder escapes for HTML (<, >, &).
+func plainID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if string(id) == "null" {
+		return true
+	}
+	str := id[0] == '"'
+	if str && (len(id) < 2 || id[len(id)-1] != '"') {
+		return false
+	}
+	for i, c := range id {
+		switch {
+		case c == '"' && str && (i == 0 || i == len(id)-1):
+		case c == '"', c == '\\', c == '<', c == '>', c == '&', c <= ' ', c >= 0x7f:
+			return false
+		case !str && !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'):
+			return false
+		}
+	}
+	return str || json.Valid(id)
+}
