@@ -192,7 +192,10 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 	// Streams waiting on the task (RPC-11) get every event of this turn.
 	s.hub.adopt(r)
 	r.durable = durable || pushCfg != nil
-	r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
+	if !r.durable {
+		// A durable run writes WORKING at once (runTurn): no timer.
+		r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
+	}
 	go s.execute(runCtx, r, msg, in)
 	return r, first, sub, nil
 }
