@@ -109,7 +109,7 @@ func (r *runner) saveProfiles(prefix string, names ...string) {
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err == nil && resp.StatusCode == http.StatusOK {
-			_ = os.WriteFile(filepath.Join(dir, prefix+"-"+strings.ReplaceAll(name, "/", "-")), b, 0o644)
+			_ = os.WriteFile(filepath.Join(dir, prefix+"-"+strings.NewReplacer("/", "-", "?", "-", "=", "-").Replace(name)), b, 0o644)
 		}
 	}
 }

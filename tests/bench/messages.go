@@ -10,6 +10,7 @@ import (
 
 // sendMessage measures SendMessage on the echo backend.
 func (r *runner) sendMessage() []result {
+	go r.saveProfiles("send", fmt.Sprintf("pprof/profile?seconds=%d", max(1, int(r.duration.Seconds())-1)))
 	res := drive("SendMessage (echo, durable store, auth)", r.concurrency, r.duration, func(c *http.Client, _, _ int) error {
 		// Built per send: each message has its own messageId (RPC-18).
 		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
