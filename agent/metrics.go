@@ -97,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"op"}),
 		pruneds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "caddy_a2a_pruned_total",
-			Help: "Records removed by retention (OPS-5) by kind (tasks, contexts, dead_letters, artifacts).",
+			Help: "Records removed by retention (OPS-5) by kind (tasks, contexts, dead_letters, artifacts, shared_artifacts).",
 		}, []string{"kind"}),
 		legacy: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "caddy_a2a_legacy_v03_requests_total",

@@ -89,6 +89,7 @@ func (r Retention) PruneOnce(ctx context.Context, st store.Pruner, now time.Time
 		r.Metrics.pruned("contexts", out.Contexts)
 		r.Metrics.pruned("dead_letters", out.DeadLetters)
 		r.Metrics.pruned("artifacts", out.Artifacts)
+		r.Metrics.pruned("shared_artifacts", out.SharedArtifacts)
 	}
 	return out, err
 }

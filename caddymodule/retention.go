@@ -158,9 +158,10 @@ func (p *pruner) start(st store.Pruner, metrics *agent.Metrics, logger *zap.Logg
 				if err != nil && ctx.Err() == nil {
 					logger.Warn("retention pass failed", zap.Error(err))
 				}
-				if res.Tasks+res.Contexts+res.DeadLetters+res.Artifacts > 0 {
+				if res.Tasks+res.Contexts+res.DeadLetters+res.Artifacts+res.SharedArtifacts > 0 {
 					logger.Info("retention pass", zap.Int("tasks", res.Tasks), zap.Int("contexts", res.Contexts),
-						zap.Int("dead_letters", res.DeadLetters), zap.Int("input_dirs", res.InputDirs), zap.Int("artifacts", res.Artifacts))
+						zap.Int("dead_letters", res.DeadLetters), zap.Int("input_dirs", res.InputDirs), zap.Int("artifacts", res.Artifacts),
+						zap.Int("shared_artifacts", res.SharedArtifacts))
 				}
 			}
 		}()

@@ -32,6 +32,9 @@ type PruneOptions struct {
 type PruneResult struct {
 	// Tasks, Contexts and DeadLetters are the records removed.
 	Tasks, Contexts, DeadLetters int
+	// SharedArtifacts are the artifact payloads removed from a shared
+	// store (Redis) because no turn stored them since TasksBefore.
+	SharedArtifacts int
 }
 
 // Pruner is implemented by stores that can remove old records in small

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,7 +24,53 @@ func (s *Redis) PutBlob(ctx context.Context, sha string, b []byte) error {
 	if err := s.c.SetNX(ctx, s.blobKey(sha), b, 0).Err(); err != nil {
 		return s.opErr("storing a payload", err)
 	}
+	// Every store of a payload (also of one already there) marks it used
+	// now: the retention pass removes payloads unused for longer than the
+	// task retention (OPS-5), as the SQLite store's file times do.
+	if err := s.c.ZAdd(ctx, s.blobUseKey(), redis.Z{Score: float64(time.Now().UnixMilli()), Member: sha}).Err(); err != nil {
+		return s.opErr("storing a payload", err)
+	}
 	return nil
+}
+
+// blobUseKey is the sorted set of payload hashes scored by last use (ms).
+func (s *Redis) blobUseKey() string { return s.p + "{bu}:z" }
+
+// pruneBlobUseScript takes up to ARGV[2] payloads unused since before
+// ARGV[1] off the use set and returns their hashes; with ARGV[3] "1" it
+// only lists them. KEYS[1] the use set.
+var pruneBlobUseScript = redis.NewScript(`
+local shas = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if ARGV[3] ~= '1' then
+  for _, sha in ipairs(shas) do redis.call('ZREM', KEYS[1], sha) end
+end
+return shas
+`)
+
+// pruneBlobs removes the payloads unused since before cut, a batch at a
+// time (the use set first, then the payload: a payload stored again in
+// between is marked used again and kept locally by its instance).
+func (s *Redis) pruneBlobs(ctx context.Context, cut time.Time, batch int, dry string) (int, error) {
+	n := 0
+	for ctx.Err() == nil {
+		shas, err := pruneBlobUseScript.Run(ctx, s.c, []string{s.blobUseKey()}, cut.UnixMilli(), batch, dry).StringSlice()
+		if err != nil {
+			return n, s.opErr("pruning payloads", err)
+		}
+		n += len(shas)
+		if dry == "1" {
+			return n, nil
+		}
+		for _, sha := range shas {
+			if err := s.c.Del(ctx, s.blobKey(sha)).Err(); err != nil {
+				return n, s.opErr("pruning payloads", err)
+			}
+		}
+		if len(shas) < batch {
+			return n, nil
+		}
+	}
+	return n, ctx.Err()
 }
 
 // GetBlob returns a payload, or ErrNotFound.

@@ -168,6 +168,11 @@ func (s *Redis) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		if err != nil {
 			return res, fmt.Errorf("pruning tasks: %w", err)
 		}
+		n, err := s.pruneBlobs(ctx, opts.TasksBefore, batch, dry)
+		res.SharedArtifacts = n
+		if err != nil {
+			return res, fmt.Errorf("pruning artifact payloads: %w", err)
+		}
 	}
 	if !opts.ContextsBefore.IsZero() {
 		cut := opts.ContextsBefore.UnixMilli()

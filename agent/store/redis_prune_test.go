@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -113,5 +114,46 @@ func TestRedisPrunedTasksReachEveryInstance(t *testing.T) {
 	onB = nil
 	if _, err := b.Prune(ctx, opts); err != nil || len(onB) != 0 {
 		t.Fatalf("B's next pass handed %v again", onB)
+	}
+}
+
+// TestRedisPruneSharedArtifacts (OPS-5, SCALE-1): artifact payloads in
+// Redis that no turn stored since the task cut-off are removed; one
+// stored again recently (a reuse) stays; a dry run removes nothing.
+func TestRedisPruneSharedArtifacts(t *testing.T) {
+	ctx := context.Background()
+	s := newTestRedis(t)
+	for _, sha := range []string{"aa", "bb"} {
+		if err := s.PutBlob(ctx, sha, []byte("payload "+sha)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "aa" was last stored 40 days ago; "bb" now.
+	if err := s.c.ZAdd(ctx, s.blobUseKey(), redis.Z{Score: float64(time.Now().Add(-40 * 24 * time.Hour).UnixMilli()), Member: "aa"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	opts := PruneOptions{TasksBefore: time.Now().Add(-30 * 24 * time.Hour), DryRun: true}
+	if res, err := s.Prune(ctx, opts); err != nil || res.SharedArtifacts != 1 {
+		t.Fatalf("dry run = %+v, %v; want 1 payload", res, err)
+	}
+	if _, err := s.GetBlob(ctx, "aa"); err != nil {
+		t.Fatalf("a dry run removed a payload: %v", err)
+	}
+	opts.DryRun = false
+	if res, err := s.Prune(ctx, opts); err != nil || res.SharedArtifacts != 1 {
+		t.Fatalf("prune = %+v, %v; want 1 payload", res, err)
+	}
+	if _, err := s.GetBlob(ctx, "aa"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the unused payload is still there: %v", err)
+	}
+	if b, err := s.GetBlob(ctx, "bb"); err != nil || string(b) != "payload bb" {
+		t.Fatalf("the used payload: %q %v", b, err)
+	}
+	// Stored again: used again, kept by the next pass.
+	if err := s.PutBlob(ctx, "bb", []byte("payload bb")); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Prune(ctx, opts); err != nil || res.SharedArtifacts != 0 {
+		t.Fatalf("second prune = %+v, %v", res, err)
 	}
 }
