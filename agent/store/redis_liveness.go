@@ -46,6 +46,7 @@ type redisInstance struct {
 
 	mu      sync.Mutex
 	unmoved map[string]bool // tasks whose pending push jobs a move failed to queue (cluster)
+	tracked sync.Map        // task id → struct{}: in this instance's running set
 }
 
 func (s *Redis) liveKey() string               { return s.p + "{i}:live" }
@@ -116,23 +117,31 @@ func (s *Redis) stopInstance() {
 
 // trackRunning records (running) or forgets that this instance runs task
 // id. Best effort: a task not recorded is not failed if the instance dies.
+// The handle remembers what it recorded, so a task recorded already (a
+// second WORKING write) or never (a quick turn stored once, at its end)
+// costs no command.
 func (s *Redis) trackRunning(ctx context.Context, id string, st a2a.TaskState) {
 	if s.inst == nil {
 		return
 	}
+	_, had := s.inst.tracked.Load(id)
 	if st == a2a.TaskStateSubmitted || st == a2a.TaskStateWorking {
-		_ = s.c.SAdd(ctx, s.runKey(s.inst.id), id).Err()
+		if !had {
+			s.markRunning(ctx, id)
+		}
 		return
 	}
-	_ = s.c.SRem(ctx, s.runKey(s.inst.id), id).Err()
+	if had && s.c.SRem(ctx, s.runKey(s.inst.id), id).Err() == nil {
+		s.inst.tracked.Delete(id)
+	}
 }
 
 // markRunning records the task in this instance's running set whatever
 // its state: until its pending push jobs are queued (a cluster), a reaper
 // must find it if this instance dies.
 func (s *Redis) markRunning(ctx context.Context, id string) {
-	if s.inst != nil {
-		_ = s.c.SAdd(ctx, s.runKey(s.inst.id), id).Err()
+	if s.inst != nil && s.c.SAdd(ctx, s.runKey(s.inst.id), id).Err() == nil {
+		s.inst.tracked.Store(id, struct{}{})
 	}
 }
 
