@@ -32,9 +32,10 @@ const BindingGRPC = "grpc"
 // grpcService is the full name of the A2A 1.0 gRPC service.
 const grpcService = "/lf.a2a.v1.A2AService/"
 
-// grpcMessages returns the request and response messages of an A2A
-// method over gRPC (nil for a method the service does not have).
-func grpcMessages(method string) (req, resp proto.Message) {
+// GRPCMessages returns fresh request and response messages of an A2A
+// method over the gRPC binding (lf.a2a.v1.A2AService), nil for a method
+// the service does not have.
+func GRPCMessages(method string) (req, resp proto.Message) {
 	switch method {
 	case a2a.MethodSendMessage:
 		return new(pb.SendMessageRequest), new(pb.SendMessageResponse)
@@ -137,7 +138,7 @@ func (c *Client) grpcContext(ctx context.Context) context.Context {
 // grpcEncode renders params (a JSON-RPC params value, which is the proto
 // request message as ProtoJSON) into the request message of method.
 func grpcEncode(method string, params any) (req, resp proto.Message, err error) {
-	req, resp = grpcMessages(method)
+	req, resp = GRPCMessages(method)
 	if req == nil {
 		return nil, nil, Usagef("%s is not a method of the A2A gRPC service", method)
 	}

@@ -34,6 +34,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // Error kinds of confErr: which code space Code is in.
@@ -357,34 +358,14 @@ func newGRPCDriver(t *testing.T, target string) grpcDriver {
 	return grpcDriver{conn: conn}
 }
 
-// grpcMessagesOf are the request and response messages of a method; an
-// unknown method gets Empty for both (the server must refuse it).
+// grpcMessagesOf are the request and response messages of a method
+// (client.GRPCMessages); an unknown method gets Empty for both (the server
+// must refuse it).
 func grpcMessagesOf(method string) (req, resp proto.Message) {
-	switch method {
-	case a2a.MethodSendMessage:
-		return new(pb.SendMessageRequest), new(pb.SendMessageResponse)
-	case a2a.MethodSendStreamingMessage:
-		return new(pb.SendMessageRequest), new(pb.StreamResponse)
-	case a2a.MethodSubscribeToTask:
-		return new(pb.SubscribeToTaskRequest), new(pb.StreamResponse)
-	case a2a.MethodGetTask:
-		return new(pb.GetTaskRequest), new(pb.Task)
-	case a2a.MethodListTasks:
-		return new(pb.ListTasksRequest), new(pb.ListTasksResponse)
-	case a2a.MethodCancelTask:
-		return new(pb.CancelTaskRequest), new(pb.Task)
-	case a2a.MethodCreatePushConfig:
-		return new(pb.TaskPushNotificationConfig), new(pb.TaskPushNotificationConfig)
-	case a2a.MethodGetPushConfig:
-		return new(pb.GetTaskPushNotificationConfigRequest), new(pb.TaskPushNotificationConfig)
-	case a2a.MethodListPushConfigs:
-		return new(pb.ListTaskPushNotificationConfigsRequest), new(pb.ListTaskPushNotificationConfigsResponse)
-	case a2a.MethodDeletePushConfig:
-		return new(pb.DeleteTaskPushNotificationConfigRequest), new(emptypb.Empty)
-	case a2a.MethodGetExtendedAgentCard:
-		return new(pb.GetExtendedAgentCardRequest), new(pb.AgentCard)
+	if req, resp = client.GRPCMessages(method); req == nil {
+		return new(emptypb.Empty), new(emptypb.Empty)
 	}
-	return new(emptypb.Empty), new(emptypb.Empty)
+	return req, resp
 }
 
 // prepare encodes params (ProtoJSON, the A2A JSON form) and the metadata.
