@@ -1,0 +1,248 @@
+package caddymodule
+
+import (
+	"cmp"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// unmarshalOption parses one agent subdirective of the a2a Caddyfile block.
+// It reports false when the current token is not one of its options.
+//
+//	backend <name> [<args…>] { … }
+//	namespace <ns>
+//	owner_scope <scope>|-
+//	context_wait <duration>
+//	idle_timeout <duration>
+//	max_concurrent_turns <n>
+//	history_limit <n>
+//	cancel_drain <duration>
+//	keep_alive <duration>
+//	subscribe_idle_timeout <duration>
+//	event_log_size <n>
+//	dedupe_window <duration>|off
+//	max_body_size <size>
+//	thinking_exposure none|tool_trace|raw_thinking…
+//	cancel_on_disconnect
+//	allowed_cwds <dir…>
+//	default_cwd <dir>
+//	sensitive_metadata_keys <key…>
+//	artifact_urls http|file
+//	max_artifact_size <size>
+//	inline_artifact_bytes <size>
+//	max_text_part_size <size>
+//	max_inline_part_size <size>
+//	max_file_part_size <size>
+//	text_media_types <type…>
+//	attachment_media_types <type…>
+//	push { … } (see unmarshalPush)
+//	limits <principal|*> { … } (see unmarshalLimits)
+//	redis_rpc { … } (see unmarshalRedisRPC)
+//	websocket [<path>] { … } (see unmarshalWebSocket)
+//	grpc
+func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
+	opt := d.Val()
+	switch opt {
+	case "backend":
+		if !d.NextArg() {
+			return true, d.ArgErr()
+		}
+		name := d.Val()
+		unm, err := caddyfile.UnmarshalModule(d, "a2a.backends."+name)
+		if err != nil {
+			return true, err
+		}
+		h.BackendRaw = caddyconfig.JSONModuleObject(unm, "backend", name, nil)
+	case "namespace":
+		return true, stringArg(d, &h.Namespace)
+	case "owner_scope":
+		return true, stringArg(d, &h.OwnerScope)
+	case "context_wait":
+		return true, durationArg(d, &h.ContextWait)
+	case "idle_timeout":
+		return true, durationArg(d, &h.IdleTimeout)
+	case "cancel_drain":
+		return true, durationArg(d, &h.CancelDrain)
+	case "keep_alive":
+		return true, durationArg(d, &h.KeepAlive)
+	case "subscribe_idle_timeout":
+		return true, durationArg(d, &h.SubscribeIdleTimeout)
+	case "limits":
+		return true, h.unmarshalLimits(d)
+	case "event_log_size": // RPC-17
+		n, err := intArg(d)
+		if err == nil && (n < 1 || n > maxEventLogSize) {
+			err = d.Errf("event_log_size must be between 1 and %d", maxEventLogSize)
+		}
+		h.EventLogSize = n
+		return true, err
+	case "dedupe_window": // RPC-18
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return true, d.ArgErr()
+		}
+		if v == "off" {
+			h.DedupeWindow = -1
+			return true, nil
+		}
+		dur, err := caddy.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return true, d.Errf("dedupe_window: invalid duration %q (or off)", v)
+		}
+		h.DedupeWindow = caddy.Duration(dur)
+	case "max_concurrent_turns":
+		n, err := intArg(d)
+		if err == nil && n < 1 {
+			err = d.Errf("max_concurrent_turns must be at least 1")
+		}
+		h.MaxConcurrentTurns = n
+		return true, err
+	case "history_limit":
+		n, err := intArg(d)
+		if err == nil && n < 1 {
+			err = d.Errf("history_limit must be at least 1")
+		}
+		h.HistoryLimit = n
+		return true, err
+	case "max_body_size":
+		var v string
+		if !d.Args(&v) || d.NextArg() {
+			return true, d.ArgErr()
+		}
+		n, err := humanize.ParseBytes(v)
+		if err != nil || n == 0 {
+			return true, d.Errf("max_body_size: invalid size %q", v)
+		}
+		h.MaxBodySize = int64(n)
+	case "thinking_exposure":
+		types := []string{}
+		for d.NextArg() {
+			switch d.Val() {
+			case "none":
+			case "tool_trace", "raw_thinking":
+				types = append(types, d.Val())
+			default:
+				return true, d.Errf("thinking_exposure: unknown type %q (want none, tool_trace or raw_thinking)", d.Val())
+			}
+		}
+		h.ThinkingExposure = &types
+	case "cancel_on_disconnect":
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.CancelOnDisconnect = true
+	case "legacy_v03": // RPC-2
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.LegacyV03 = true
+	case "allowed_cwds":
+		h.AllowedCwds = d.RemainingArgs()
+		if len(h.AllowedCwds) == 0 {
+			return true, d.ArgErr()
+		}
+	case "default_cwd":
+		return true, stringArg(d, &h.DefaultCwd)
+	case "sensitive_metadata_keys":
+		h.SensitiveMetadataKeys = d.RemainingArgs()
+		if len(h.SensitiveMetadataKeys) == 0 {
+			return true, d.ArgErr()
+		}
+	case "artifact_urls":
+		if err := stringArg(d, &h.ArtifactURLs); err != nil {
+			return true, err
+		}
+		if h.ArtifactURLs != "http" && h.ArtifactURLs != "file" {
+			return true, d.Errf("artifact_urls must be http or file, not %q", h.ArtifactURLs)
+		}
+	case "inline_artifact_bytes":
+		n, err := sizeArg(d)
+		h.InlineArtifactBytes = n
+		return true, err
+	case "max_artifact_size", "max_text_part_size", "max_inline_part_size", "max_file_part_size":
+		n, err := sizeArg(d)
+		if err != nil {
+			return true, err
+		}
+		switch opt {
+		case "max_artifact_size":
+			h.MaxArtifactSize = n
+		case "max_text_part_size":
+			h.MaxTextPartSize = n
+		case "max_inline_part_size":
+			h.MaxInlinePartSize = n
+		default:
+			h.MaxFilePartSize = n
+		}
+	case "text_media_types":
+		h.TextMediaTypes = d.RemainingArgs()
+		if len(h.TextMediaTypes) == 0 {
+			return true, d.ArgErr()
+		}
+	case "push":
+		p, err := unmarshalPush(d)
+		if err != nil {
+			return true, err
+		}
+		h.Push = p
+	case "redis_rpc":
+		r, err := unmarshalRedisRPC(d)
+		if err != nil {
+			return true, err
+		}
+		h.RedisRPC = r
+	case "websocket":
+		c, err := unmarshalWebSocket(d)
+		if err != nil {
+			return true, err
+		}
+		h.WebSocket = c
+	case "grpc":
+		if d.NextArg() {
+			return true, d.ArgErr()
+		}
+		h.GRPC = true
+	case "attachment_media_types":
+		h.AttachmentMediaTypes = d.RemainingArgs()
+		if len(h.AttachmentMediaTypes) == 0 {
+			return true, d.ArgErr()
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// attach receives the card and auth handlers built by the same a2a
+// directive: the agent keeps a copy of the card (for the extended card,
+// output modes and required extensions) and the card learns what the agent
+// exposes.
+func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
+	if card == nil {
+		return
+	}
+	if h.Push != nil {
+		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
+		card.PushSign = h.Push.Sign   // published in the JWKS (PUSH-8)
+	}
+	if h.WebSocket != nil {
+		card.WebSocketPath = h.WebSocket.path() // XPORT-3
+	}
+	card.LegacyV03 = h.LegacyV03 // the dual card (RPC-2)
+	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
+		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
+	} else if h.ThinkingExposure == nil {
+		card.ThinkingTypes = []string{"tool_trace"}
+	}
+	if h.GRPC {
+		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
+	}
+	card.EventLogSize = cmp.Or(h.EventLogSize, store.DefaultEventLogSize) // RPC-17
+	c := *card
+	h.Card = &c
+}
