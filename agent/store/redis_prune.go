@@ -152,8 +152,7 @@ func (s *Redis) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			}
 			return res, nil
 		}
-		defer s.c.Eval(context.WithoutCancel(ctx), `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`,
-			[]string{s.pruneLockKey()}, token)
+		defer releaseScript.Run(context.WithoutCancel(ctx), s.c, []string{s.pruneLockKey()}, token)
 	}
 	dry := "0"
 	if opts.DryRun {
