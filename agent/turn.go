@@ -143,8 +143,8 @@ func (s *Service) runTurn(ctx context.Context, r *run, msg *a2a.Message, in *tur
 	if ctx.Err() != nil {
 		return a2a.TaskStateFailed, "" // canceled meanwhile; the deferred finalize says so
 	}
-	if r.durable {
-		// The caller already knows the task: let listings see it working
+	if r.writesWorkingAtOnce(s.hub) {
+		// Other instances already know the task: let them see it working
 		// at once (a queued write; the final one is durable).
 		s.lazyWrite(r)
 	}
