@@ -106,7 +106,8 @@ func (s *Service) endTurn(r *run, t *turnRun) {
 // leaseTurn takes what a turn runs under: its context's lease, the shared
 // lease (SCALE-3) and a concurrency slot, and returns the context and its
 // workspace; nil, with t's outcome set, when the turn is refused (nothing
-// is then held but the shared lease, which endTurn gives up).
+// is then held but the shared lease, which endTurn gives up). On success
+// the caller gives the slot and the context back with unleaseTurn.
 //
 //go:noinline
 func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput) (*convContext, string) {
@@ -130,6 +131,14 @@ func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput)
 		t.text = msgAlreadyWorking
 		return nil, ""
 	}
+	// Until the turn has all it runs under, c is given back on the way
+	// out, a panic included (endTurn recovers it).
+	held := false
+	defer func() {
+		if !held {
+			c.release()
+		}
+	}()
 	// The same context on other instances (SCALE-3; no-op on SQLite).
 	release, leased, failed := s.leaseShared(ctx, c, waitUntil)
 	if !leased {
@@ -141,15 +150,14 @@ func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput)
 		default:
 			t.text = msgAlreadyWorking
 		}
-		c.release()
 		return nil, ""
 	}
 	t.releaseShared = release
 	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
 		t.text = msgBusy
-		c.release()
 		return nil, ""
 	}
+	held = true
 	return c, cwd
 }
 
