@@ -94,7 +94,7 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 	// Only now (RSS read, streams still open): what of it is live heap
 	// and what goroutine stacks, after a collection.
 	heap, stacks := r.liveMemory()
-	r.saveProfiles("idle-streams-gc", "pprof/heap", "pprof/goroutine?debug=2")
+	r.saveProfiles("idle-streams-gc", "pprof/heap", "pprof/goroutine?debug=1")
 	per := float64(max(open, 1))
 	return []result{{name: fmt.Sprintf("idle SSE streams (%d on running turns)", n), requests: open, errors: errs + len(conns) - open, elapsed: time.Since(start),
 		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn), %d goroutines (%.2f/stream); after a GC: live heap %.0f MiB (%.1f KiB/stream), stacks %.0f MiB (%.1f KiB/stream), both incl. the gateway's own",
