@@ -26,7 +26,8 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 ## test: vet, gofmt check, every test with -race, then the tests that
-## -race excludes (//go:build !race: the heap budget, RPC-6) without it.
+## -race excludes (//go:build !race: the heap budget, RPC-6; the parked
+## turn's stack, issue 17) without it.
 ## Caddy's XDG dirs point at a temp dir made for the run and removed after
 ## it; the exit status is the tests'.
 test: vet fmt-check
@@ -34,7 +35,7 @@ test: vet fmt-check
 	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
 		$(GO) test -race -count=1 ./... && \
 	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
-		$(GO) test -count=1 -run '^TestIdleContextHeap$$' ./agent/; \
+		$(GO) test -count=1 -run '^(TestIdleContextHeap|TestIdleTurnStackIsSmall)$$' ./agent/; \
 	status=$$?; rm -rf "$$tmp"; exit $$status
 
 ## bench: the load harness (gateway vs same-run baselines → docs/benchmarks.md)

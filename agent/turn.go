@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -45,71 +46,125 @@ type turnState struct {
 	invalid string
 }
 
-// execute runs one turn of r to its final state.
-func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *turnInput) {
-	started := time.Now()
-	corr := newCorrelationID()
-	ts := &turnState{baseURL: in.baseURL}
-	state, text := a2a.TaskStateFailed, ""
-	taskID, ctxID := r.ids()
-	ctx, span := r.trace.start(ctx, s, r.owner, taskID, ctxID)
+// turnRun is what a running turn's deferred end needs: its outcome so far,
+// its span and the shared context lease to give up.
+type turnRun struct {
+	ctx     context.Context // the turn's context, with its span
+	span    trace.Span
+	started time.Time
+	corr    string
+	state   a2a.TaskState
+	text    string
+	ts      turnState
 	// releaseShared gives the shared context lease up after the final
 	// write, so that another instance's next turn sees this one's result.
-	var releaseShared func()
-	defer func() {
-		if v := recover(); v != nil {
-			s.cfg.Logger.Error("turn panicked", zap.Any("panic", v), zap.String("correlation_id", corr))
-			state, text = a2a.TaskStateFailed, internalMessage(corr)
-		}
-		final := s.finalize(r, state, text, ts)
-		if releaseShared != nil {
-			releaseShared()
-		}
-		endTurnSpan(span, final.Status.State)
-		s.logTurn(r, final, started, corr, ts)
-	}()
+	releaseShared func()
+}
 
-	if text = refusal(in); text != "" {
+// execute runs one turn of r to its final state. A turn waiting in its
+// backend holds this frame and runTurn's on its goroutine's stack: both
+// stay small (their work is in helpers that have returned), so the
+// collector can shrink a parked turn's stack to 4 KiB (issue 17).
+func (s *Service) execute(ctx context.Context, r *run, msg *a2a.Message, in *turnInput) {
+	t := s.beginTurn(ctx, r, in)
+	defer s.endTurn(r, t)
+	c, cwd := s.leaseTurn(t, r, msg, in)
+	if c == nil {
 		return
+	}
+	defer s.unleaseTurn(c)
+	t.state, t.text = s.runTurn(t.ctx, r, msg, in, c, cwd, &t.ts, t.corr)
+}
+
+// beginTurn starts the turn's span and its outcome: failed until told
+// otherwise.
+//
+//go:noinline
+func (s *Service) beginTurn(ctx context.Context, r *run, in *turnInput) *turnRun {
+	t := &turnRun{started: time.Now(), corr: newCorrelationID(), state: a2a.TaskStateFailed, ts: turnState{baseURL: in.baseURL}}
+	taskID, ctxID := r.ids()
+	t.ctx, t.span = r.trace.start(ctx, s, r.owner, taskID, ctxID)
+	return t
+}
+
+// endTurn stores the turn's final state (a panic of the turn fails it),
+// gives the shared context lease up and ends the span and the turn's log
+// line. It is deferred by execute (and recovers there).
+func (s *Service) endTurn(r *run, t *turnRun) {
+	if v := recover(); v != nil {
+		s.cfg.Logger.Error("turn panicked", zap.Any("panic", v), zap.String("correlation_id", t.corr))
+		t.state, t.text = a2a.TaskStateFailed, internalMessage(t.corr)
+	}
+	final := s.finalize(r, t.state, t.text, &t.ts)
+	if t.releaseShared != nil {
+		t.releaseShared()
+	}
+	endTurnSpan(t.span, final.Status.State)
+	s.logTurn(r, final, t.started, t.corr, &t.ts)
+}
+
+// leaseTurn takes what a turn runs under: its context's lease, the shared
+// lease (SCALE-3) and a concurrency slot, and returns the context and its
+// workspace; nil, with t's outcome set, when the turn is refused (nothing
+// is then held but the shared lease, which endTurn gives up). On success
+// the caller gives the slot and the context back with unleaseTurn.
+//
+//go:noinline
+func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput) (*convContext, string) {
+	ctx := t.ctx
+	if t.text = refusal(in); t.text != "" {
+		return nil, ""
 	}
 	// The context lease first, then a concurrency slot: a message waiting
 	// for its busy context must not hold a slot other contexts could use.
 	waitUntil := time.Now().Add(s.cfg.ContextWait)
 	c, cwd, refused := s.turnContext(ctx, r.owner, msg.ContextID, in)
 	if refused != "" {
-		text = refused
-		return
+		t.text = refused
+		return nil, ""
 	}
 	if !c.acquire(ctx, s.cfg.ContextWait) {
 		if errors.Is(context.Cause(ctx), errCanceledByClient) {
-			state, text = a2a.TaskStateCanceled, msgCanceled
-			return
+			t.state, t.text = a2a.TaskStateCanceled, msgCanceled
+			return nil, ""
 		}
-		text = msgAlreadyWorking
-		return
+		t.text = msgAlreadyWorking
+		return nil, ""
 	}
-	defer c.release()
+	// Until the turn has all it runs under, c is given back on the way
+	// out, a panic included (endTurn recovers it).
+	held := false
+	defer func() {
+		if !held {
+			c.release()
+		}
+	}()
 	// The same context on other instances (SCALE-3; no-op on SQLite).
 	release, leased, failed := s.leaseShared(ctx, c, waitUntil)
 	if !leased {
 		switch {
 		case errors.Is(context.Cause(ctx), errCanceledByClient):
-			state, text = a2a.TaskStateCanceled, msgCanceled
+			t.state, t.text = a2a.TaskStateCanceled, msgCanceled
 		case failed:
-			text = msgTransient
+			t.text = msgTransient
 		default:
-			text = msgAlreadyWorking
+			t.text = msgAlreadyWorking
 		}
-		return
+		return nil, ""
 	}
-	releaseShared = release
+	t.releaseShared = release
 	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
-		text = msgBusy
-		return
+		t.text = msgBusy
+		return nil, ""
 	}
-	defer func() { <-s.slots }()
+	held = true
+	return c, cwd
+}
 
-	state, text = s.runTurn(ctx, r, msg, in, c, cwd, ts, corr)
+// unleaseTurn gives up the slot and the context lease leaseTurn took.
+func (s *Service) unleaseTurn(c *convContext) {
+	<-s.slots
+	c.release()
 }
 
 // turnContext returns the context of a turn and the workspace it runs in,
@@ -137,11 +192,24 @@ func (s *Service) turnContext(ctx context.Context, owner, id string, in *turnInp
 // stored, then the backend's events mapped as they come (TURN-6) and the
 // context's changed session state saved.
 func (s *Service) runTurn(ctx context.Context, r *run, msg *a2a.Message, in *turnInput, c *convContext, cwd string, ts *turnState, corr string) (a2a.TaskState, string) {
-	ns := s.cfg.Namespace
+	treq, state, text := s.turnRequest(ctx, r, msg, in, c, cwd, corr)
+	if treq == nil {
+		return state, text
+	}
+	before := c.session.State
+	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev backend.Event) error { return s.onEvent(ctx, r, ts, ev) })
+	return s.afterTurn(ctx, r, c, ts, runErr, corr, before)
+}
+
+// turnRequest publishes WORKING, stores the attachments and returns the
+// backend's request; nil and the outcome when the turn ends before it.
+//
+//go:noinline
+func (s *Service) turnRequest(ctx context.Context, r *run, msg *a2a.Message, in *turnInput, c *convContext, cwd string, corr string) (*backend.TurnRequest, a2a.TaskState, string) {
 	s.publishStatus(r, a2a.TaskStatus{State: a2a.TaskStateWorking}, nil)
 	taskID, ctxID := r.ids()
 	if ctx.Err() != nil {
-		return a2a.TaskStateFailed, "" // canceled meanwhile; the deferred finalize says so
+		return nil, a2a.TaskStateFailed, "" // canceled meanwhile; the deferred finalize says so
 	}
 	if r.writesWorkingAtOnce(s.hub) {
 		// Other instances already know the task: let them see it working
@@ -151,16 +219,22 @@ func (s *Service) runTurn(ctx context.Context, r *run, msg *a2a.Message, in *tur
 
 	if err := storeInputs(s.cfg.InputDir, taskID, in.attachments); err != nil {
 		s.cfg.Logger.Error("storing input attachments", errField(err), zap.String("correlation_id", corr))
-		return a2a.TaskStateFailed, internalMessage(corr)
+		return nil, a2a.TaskStateFailed, internalMessage(corr)
 	}
-	treq := &backend.TurnRequest{V: backend.EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
+	return &backend.TurnRequest{V: backend.EventVersion, Type: "turn", ContextID: ctxID, TaskID: taskID, MessageID: msg.MessageID,
 		Cwd: cwd, Prompt: in.prompt(), Text: in.text, Attachments: in.attachments, Credentials: in.credentials,
-		Message: msg, Metadata: nsMetadata(msg.Metadata, ns), Session: &c.session,
-		TraceParent: backend.TraceParent(ctx)}
-	before := c.session.State
-	runErr := s.cfg.Backend.RunTurn(ctx, treq, func(ev backend.Event) error { return s.onEvent(ctx, r, ts, ev) })
+		Message: msg, Metadata: nsMetadata(msg.Metadata, s.cfg.Namespace), Session: &c.session,
+		TraceParent: backend.TraceParent(ctx)}, "", ""
+}
+
+// afterTurn maps the backend's return to the turn's final state and status
+// message and saves the context's session state if the turn changed it.
+//
+//go:noinline
+func (s *Service) afterTurn(ctx context.Context, r *run, c *convContext, ts *turnState, runErr error, corr string, before []byte) (a2a.TaskState, string) {
 	state, text := s.outcome(ctx, ts, runErr, corr)
 	if !bytes.Equal(before, c.session.State) {
+		_, ctxID := r.ids()
 		s.saveSessionState(ctx, r.owner, ctxID, c)
 	}
 	return state, text

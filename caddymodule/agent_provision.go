@@ -154,8 +154,18 @@ func (h *AgentHandler) loadBackend(ctx caddy.Context) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("backend: module %T does not run turns", mod)
 	}
+	if rb, ok := mod.(runtimeBackend); ok {
+		b = rb.runtimeBackend()
+	}
 	h.backend = b
 	return mod, nil
+}
+
+// runtimeBackend is implemented by a backend module that delegates its
+// turns to a backend it built: the service is handed that one, so a turn
+// waiting in the backend holds no delegating frame on its stack (issue 17).
+type runtimeBackend interface {
+	runtimeBackend() backend.Backend
 }
 
 // serviceConfig is the service configuration from the handler's options,

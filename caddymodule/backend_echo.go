@@ -36,7 +36,13 @@ func (EchoBackend) CaddyModule() caddy.ModuleInfo {
 
 // RunTurn implements backend.Backend.
 func (e *EchoBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
-	return backend.EchoBackend{Chunks: e.Chunks, Delay: time.Duration(e.Delay)}.RunTurn(ctx, req, emit)
+	return e.runtimeBackend().RunTurn(ctx, req, emit)
+}
+
+// runtimeBackend returns the agent/backend echo backend the module
+// configures (the one the service runs turns on).
+func (e *EchoBackend) runtimeBackend() backend.Backend {
+	return backend.EchoBackend{Chunks: e.Chunks, Delay: time.Duration(e.Delay)}
 }
 
 // UnmarshalCaddyfile parses:

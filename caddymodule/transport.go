@@ -70,6 +70,15 @@ type builtBackend struct {
 // Validate checks the configuration.
 func (b *builtBackend) Validate() error { return b.impl.Validate() }
 
+// runtimeBackend returns the built backend (see runtimeBackend); b itself
+// before it is built.
+func (b *builtBackend) runtimeBackend() backend.Backend {
+	if b.impl == nil {
+		return b
+	}
+	return b.impl
+}
+
 // RunTurn implements backend.Backend.
 func (b *builtBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	return b.impl.RunTurn(ctx, req, emit)

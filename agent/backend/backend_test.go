@@ -120,3 +120,25 @@ func TestTurnFailureErrors(t *testing.T) {
 		t.Errorf("ProtocolError %q", err)
 	}
 }
+
+// sleepCtx returns nil once its delay has passed, and ctx's error as soon
+// as ctx ends (already ended, or during the wait).
+func TestSleepCtx(t *testing.T) {
+	if err := sleepCtx(context.Background(), time.Millisecond); err != nil {
+		t.Errorf("after the delay: %v, want nil", err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sleepCtx(done, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("ctx already ended: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := sleepCtx(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ctx ended during the wait: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the wait ended %v after ctx, want at once", d)
+	}
+}

@@ -46,16 +46,16 @@ func (e EchoBackend) RunTurn(ctx context.Context, req *TurnRequest, emit Emit) e
 	return emitEchoEnd(emit, req.Prompt, answer)
 }
 
-// sleepCtx waits d, or until ctx ends (its error).
+// sleepCtx waits d, or until ctx ends (its error). It waits in a single
+// channel receive (ctx's end fires the timer early), not a select: a turn
+// parked here holds a smaller stack (issue 17).
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	stop := context.AfterFunc(ctx, func() { t.Reset(0) })
+	defer stop()
+	<-t.C
+	return ctx.Err()
 }
 
 // emitEchoTool emits the echo tool's started event (its input {key: v})

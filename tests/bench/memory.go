@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -89,8 +90,38 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 	time.Sleep(time.Second)
 	after := g.rssBytes()
 	r.saveProfiles("idle-streams", "pprof/heap", "pprof/goroutine", "vars")
+	goroutines := r.goroutines()
+	// Only now (RSS read, streams still open): what of it is live heap
+	// and what goroutine stacks, after a collection.
+	heap, stacks := r.liveMemory()
+	r.saveProfiles("idle-streams-gc", "pprof/heap", "pprof/goroutine?debug=1")
+	per := float64(max(open, 1))
 	return []result{{name: fmt.Sprintf("idle SSE streams (%d on running turns)", n), requests: open, errors: errs + len(conns) - open, elapsed: time.Since(start),
-		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn), %d goroutines", float64(after)/(1<<20), float64(after-before)/(1<<20), float64(after-before)/1024/float64(max(open, 1)), r.goroutines())}}
+		extra: fmt.Sprintf("gateway RSS %.0f MiB (+%.0f MiB, %.1f KiB/stream incl. its turn), %d goroutines (%.2f/stream); after a GC: live heap %.0f MiB (%.1f KiB/stream), stacks %.0f MiB (%.1f KiB/stream), both incl. the gateway's own",
+			float64(after)/(1<<20), float64(after-before)/(1<<20), float64(after-before)/1024/per, goroutines, float64(goroutines)/per,
+			float64(heap)/(1<<20), float64(heap)/1024/per, float64(stacks)/(1<<20), float64(stacks)/1024/per)}}
+}
+
+// liveMemory forces a collection in the gateway (the heap profile's gc=1)
+// and returns its live heap and goroutine stack bytes from expvar's
+// memstats (0, 0 when unavailable).
+func (r *runner) liveMemory() (heap, stacks uint64) {
+	if resp, err := http.Get(r.admin + "/debug/pprof/heap?gc=1"); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := http.Get(r.admin + "/debug/vars")
+	if err != nil {
+		return 0, 0
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Memstats struct{ HeapAlloc, StackInuse uint64 } `json:"memstats"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&v) != nil {
+		return 0, 0
+	}
+	return v.Memstats.HeapAlloc, v.Memstats.StackInuse
 }
 
 // saveProfiles writes the gateway's named debug pages (pprof profiles and
