@@ -81,7 +81,7 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 		if ev.Seq == 0 {
 			return fmt.Errorf("writing task events: event without a sequence number")
 		}
-		b, err := json.Marshal(ev.Response)
+		b, err := ev.Response.AppendJSON(nil)
 		if err != nil {
 			return fmt.Errorf("encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}

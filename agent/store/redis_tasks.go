@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -113,13 +112,13 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 	}
 	noArts := *t
 	noArts.Artifacts = nil
-	body, err := json.Marshal(&noArts)
+	body, err := noArts.AppendJSON(nil)
 	if err != nil {
 		return encodedTask{}, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
 	e.body = string(body)
 	if len(t.Artifacts) > 0 {
-		a, err := json.Marshal(t.Artifacts)
+		a, err := a2a.AppendArtifactsJSON(nil, t.Artifacts)
 		if err != nil {
 			return encodedTask{}, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}

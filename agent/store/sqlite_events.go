@@ -83,7 +83,7 @@ func (p *pendingEvents) drain(r *writeReq, taskID string) error {
 	}
 	r.events = make([]encodedEvent, len(l.evs))
 	for i, ev := range l.evs {
-		b, err := json.Marshal(ev.Response)
+		b, err := ev.Response.AppendJSON(nil)
 		if err != nil {
 			return fmt.Errorf("encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}

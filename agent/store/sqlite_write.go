@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -125,13 +124,13 @@ func (s *SQLite) taskReq(ctx context.Context, owner string, t *a2a.Task, payload
 	}
 	noArts := *t
 	noArts.Artifacts = nil
-	body, err := json.Marshal(&noArts)
+	body, err := noArts.AppendJSON(nil)
 	if err != nil {
 		return nil, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
 	var arts any
 	if len(t.Artifacts) > 0 {
-		a, err := json.Marshal(t.Artifacts)
+		a, err := a2a.AppendArtifactsJSON(nil, t.Artifacts)
 		if err != nil {
 			return nil, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}

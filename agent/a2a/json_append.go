@@ -1,0 +1,147 @@
+package a2a
+
+import "encoding/json"
+
+// JSONAppender is implemented by the hot A2A types: AppendJSON appends the
+// value's JSON to dst, byte for byte what encoding/json.Marshal writes for
+// it, without reflection (issue 17: encoding/json's reflection and the
+// stack growth of its recursion showed in the send profile). When a value
+// in it cannot be encoded (invalid raw JSON in Part.Data, a metadata value
+// encoding/json refuses) the whole value is encoded by encoding/json, whose
+// error is returned with dst unchanged.
+type JSONAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// MarshalJSONValue returns the JSON of v: AppendJSON's when v is a
+// JSONAppender, else encoding/json.Marshal's.
+func MarshalJSONValue(v any) ([]byte, error) {
+	return AppendJSONValue(nil, v)
+}
+
+// AppendJSONValue appends the JSON of v to dst: AppendJSON's when v is a
+// JSONAppender (a pointer to one of the hot types, or a StreamResponse or
+// SendMessageResponse value), else encoding/json.Marshal's.
+func AppendJSONValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case JSONAppender:
+		return x.AppendJSON(dst)
+	case StreamResponse:
+		return x.AppendJSON(dst)
+	case SendMessageResponse:
+		return x.AppendJSON(dst)
+	case Task:
+		return x.AppendJSON(dst)
+	case Message:
+		return x.AppendJSON(dst)
+	}
+	return appendMarshal(dst, v)
+}
+
+// appendMarshal appends encoding/json's encoding of v (dst unchanged on
+// error).
+func appendMarshal(dst []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendOrMarshal finishes an AppendJSON: the appended bytes when the
+// encoder could write them, else encoding/json's encoding of v.
+func appendOrMarshal(dst, out []byte, ok bool, v any) ([]byte, error) {
+	if ok {
+		return out, nil
+	}
+	return appendMarshal(dst, v)
+}
+
+// AppendJSON appends the part's JSON (see JSONAppender); null for nil.
+func (p *Part) AppendJSON(dst []byte) ([]byte, error) {
+	if p == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := p.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, p)
+}
+
+// AppendJSON appends the message's JSON (see JSONAppender); null for nil.
+func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := m.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, m)
+}
+
+// AppendJSON appends the status's JSON (see JSONAppender); null for nil.
+func (s *TaskStatus) AppendJSON(dst []byte) ([]byte, error) {
+	if s == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := s.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, s)
+}
+
+// AppendJSON appends the artifact's JSON (see JSONAppender); null for nil.
+func (a *Artifact) AppendJSON(dst []byte) ([]byte, error) {
+	if a == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := a.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, a)
+}
+
+// AppendArtifactsJSON appends the JSON of a list of artifacts, as
+// encoding/json.Marshal writes the slice (null when nil).
+func AppendArtifactsJSON(dst []byte, arts []Artifact) ([]byte, error) {
+	out, ok := appendArtifacts(dst, arts)
+	return appendOrMarshal(dst, out, ok, arts)
+}
+
+// AppendJSON appends the task's JSON (see JSONAppender); null for nil.
+func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
+	if t == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := t.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, t)
+}
+
+// AppendJSON appends the event's JSON (see JSONAppender); null for nil.
+func (e *TaskStatusUpdateEvent) AppendJSON(dst []byte) ([]byte, error) {
+	if e == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := e.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, e)
+}
+
+// AppendJSON appends the event's JSON (see JSONAppender); null for nil.
+func (e *TaskArtifactUpdateEvent) AppendJSON(dst []byte) ([]byte, error) {
+	if e == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := e.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, e)
+}
+
+// AppendJSON appends the event's JSON (see JSONAppender); null for nil.
+// Legacy is not encoded, as its json tag says.
+func (r *StreamResponse) AppendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := r.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, r)
+}
+
+// AppendJSON appends the response's JSON (see JSONAppender); null for nil.
+func (r *SendMessageResponse) AppendJSON(dst []byte) ([]byte, error) {
+	if r == nil {
+		return append(dst, "null"...), nil
+	}
+	out, ok := r.appendJSON(dst)
+	return appendOrMarshal(dst, out, ok, r)
+}
