@@ -310,7 +310,7 @@ func (s *Service) storeFinal(ctx context.Context, owner string, t *a2a.Task, ev 
 	if !ok {
 		return s.st.PutTask(ctx, owner, t)
 	}
-	payload, err := ev.AppendJSON(nil)
+	payload, err := a2a.MarshalJSONValue(&ev)
 	if err != nil {
 		return err
 	}

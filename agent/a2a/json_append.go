@@ -1,6 +1,9 @@
 package a2a
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // JSONAppender is implemented by the hot A2A types: AppendJSON appends the
 // value's JSON to dst, byte for byte what encoding/json.Marshal writes for
@@ -14,28 +17,83 @@ type JSONAppender interface {
 }
 
 // MarshalJSONValue returns the JSON of v: AppendJSON's when v is a
-// JSONAppender, else encoding/json.Marshal's.
+// JSONAppender (see AppendJSONValue), else encoding/json.Marshal's. The
+// encoding is written in a pooled buffer and copied out at its size.
 func MarshalJSONValue(v any) ([]byte, error) {
-	return AppendJSONValue(nil, v)
+	var out []byte
+	err := UseJSON(v, func(b []byte) { out = append(make([]byte, 0, len(b)), b...) })
+	return out, err
+}
+
+// MarshalJSONString is MarshalJSONValue as a string (one copy).
+func MarshalJSONString(v any) (string, error) {
+	var out string
+	err := UseJSON(v, func(b []byte) { out = string(b) })
+	return out, err
+}
+
+// scratchPool holds the buffers MarshalJSONValue encodes in.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// maxScratch is the largest buffer put back in the pool.
+const maxScratch = 64 << 10
+
+// UseJSON encodes v as AppendJSONValue does, in a pooled buffer, and
+// calls use with the bytes (not on error), which are valid only during
+// the call; a value AppendJSONValue does not encode itself is encoded by
+// encoding/json.Marshal directly.
+func UseJSON(v any, use func([]byte)) error {
+	if !isAppender(v) {
+		b, err := json.Marshal(v)
+		if err == nil {
+			use(b)
+		}
+		return err
+	}
+	bp := scratchPool.Get().(*[]byte)
+	b, err := AppendJSONValue((*bp)[:0], v)
+	if err == nil {
+		use(b)
+	}
+	if cap(b) <= maxScratch {
+		*bp = b[:0]
+		scratchPool.Put(bp)
+	}
+	return err
+}
+
+// isAppender reports whether AppendJSONValue encodes v itself.
+func isAppender(v any) bool {
+	switch v.(type) {
+	case JSONAppender, StreamResponse, SendMessageResponse, Task, Message, []Artifact:
+		return true
+	}
+	return false
 }
 
 // AppendJSONValue appends the JSON of v to dst: AppendJSON's when v is a
-// JSONAppender (a pointer to one of the hot types, or a StreamResponse or
-// SendMessageResponse value), else encoding/json.Marshal's.
+// JSONAppender (a pointer to one of the hot types; a StreamResponse,
+// SendMessageResponse, Task or Message value; an []Artifact), else
+// encoding/json.Marshal's.
 func AppendJSONValue(dst []byte, v any) ([]byte, error) {
+	var out []byte
+	ok := false
 	switch x := v.(type) {
 	case JSONAppender:
 		return x.AppendJSON(dst)
 	case StreamResponse:
-		return x.AppendJSON(dst)
+		out, ok = x.appendJSON(dst)
 	case SendMessageResponse:
-		return x.AppendJSON(dst)
+		out, ok = x.appendJSON(dst)
 	case Task:
-		return x.AppendJSON(dst)
+		out, ok = x.appendJSON(dst)
 	case Message:
-		return x.AppendJSON(dst)
+		out, ok = x.appendJSON(dst)
+	case []Artifact:
+		out, ok = appendArtifacts(dst, x)
 	}
-	return appendMarshal(dst, v)
+	// The fallback encodes v itself: no copy of a value case escapes.
+	return appendOrMarshal(dst, out, ok, v)
 }
 
 // appendMarshal appends encoding/json's encoding of v (dst unchanged on

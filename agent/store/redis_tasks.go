@@ -112,17 +112,17 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 	}
 	noArts := *t
 	noArts.Artifacts = nil
-	body, err := noArts.AppendJSON(nil)
+	body, err := a2a.MarshalJSONString(&noArts)
 	if err != nil {
 		return encodedTask{}, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
-	e.body = string(body)
+	e.body = body
 	if len(t.Artifacts) > 0 {
-		a, err := a2a.AppendArtifactsJSON(nil, t.Artifacts)
+		a, err := a2a.MarshalJSONString(t.Artifacts)
 		if err != nil {
 			return encodedTask{}, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}
-		e.arts = string(a)
+		e.arts = a
 	}
 	return e, nil
 }

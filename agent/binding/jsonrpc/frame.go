@@ -25,15 +25,19 @@ func resultFrame(id json.RawMessage, res any) []byte {
 		return encode(rpcResult(id, res))
 	}
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-	b := make([]byte, 0, 512)
-	b = append(b, head...)
-	b = append(b, id...)
-	b = append(b, mid...)
-	b, err := a2a.AppendJSONValue(b, res)
+	var b []byte
+	err := a2a.UseJSON(res, func(r []byte) {
+		b = make([]byte, 0, len(head)+len(id)+len(mid)+len(r)+1)
+		b = append(b, head...)
+		b = append(b, id...)
+		b = append(b, mid...)
+		b = append(b, r...)
+		b = append(b, '}')
+	})
 	if err != nil {
 		return encode(rpcResult(id, res)) // the encoder's own error answer
 	}
-	return append(b, '}')
+	return b
 }
 
 // plainID reports whether id is a JSON number or string that encoding
