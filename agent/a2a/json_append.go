@@ -76,11 +76,20 @@ func isAppender(v any) bool {
 // SendMessageResponse, Task or Message value; an []Artifact), else
 // encoding/json.Marshal's.
 func AppendJSONValue(dst []byte, v any) ([]byte, error) {
+	if a, ok := v.(JSONAppender); ok {
+		return a.AppendJSON(dst)
+	}
+	return appendJSONValueType(dst, v)
+}
+
+// appendJSONValueType is AppendJSONValue for the value types, apart so
+// their copies are not in the frame of the common pointer case.
+//
+//go:noinline
+func appendJSONValueType(dst []byte, v any) ([]byte, error) {
 	var out []byte
 	ok := false
 	switch x := v.(type) {
-	case JSONAppender:
-		return x.AppendJSON(dst)
 	case StreamResponse:
 		out, ok = x.appendJSON(dst)
 	case SendMessageResponse:

@@ -174,7 +174,10 @@ func appendMetadata(dst []byte, m map[string]any) ([]byte, bool) {
 }
 
 // appendAnyMap appends a map[string]any with its keys sorted, as
-// encoding/json does (null when nil).
+// encoding/json does (null when nil). The metadata the service writes
+// nests one-member objects ({namespace: {"tool": {…}}}): those are written
+// without sorting, in a small frame (the recursion is on the turn
+// goroutine's stack, issue 17).
 func appendAnyMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 	if m == nil {
 		return append(dst, "null"...), true
@@ -182,12 +185,34 @@ func appendAnyMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 	if depth > maxAnyDepth {
 		return dst, false
 	}
-	var arr [8]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
+	switch len(m) {
+	case 0:
+		return append(dst, "{}"...), true
+	case 1:
+		k, v := onlyEntry(m)
+		dst = appendJSONString(append(dst, '{'), k)
+		dst, ok := appendAny(append(dst, ':'), v, depth+1)
+		return append(dst, '}'), ok
 	}
-	slices.Sort(keys)
+	return appendSortedMap(dst, m, depth)
+}
+
+// onlyEntry returns the entry of a one-member map.
+//
+//go:noinline
+func onlyEntry(m map[string]any) (string, any) {
+	for k, v := range m {
+		return k, v
+	}
+	return "", nil
+}
+
+// appendSortedMap appends a map of several members, keys sorted.
+//
+//go:noinline
+func appendSortedMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
+	var arr [8]string
+	keys := sortedKeys(m, arr[:0])
 	dst = append(dst, '{')
 	var ok bool
 	for i, k := range keys {
@@ -201,6 +226,19 @@ func appendAnyMap(dst []byte, m map[string]any, depth int) ([]byte, bool) {
 		}
 	}
 	return append(dst, '}'), true
+}
+
+// sortedKeys appends the keys of m to keys, sorted. It is a function of
+// its own so the map iterator is not in appendAnyMap's frame while it
+// recurses: the turn goroutine's stack grows less (issue 17).
+//
+//go:noinline
+func sortedKeys(m map[string]any, keys []string) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // appendAny appends the dynamic values JSON decoding and the service's
@@ -229,26 +267,39 @@ func appendAny(dst []byte, v any, depth int) ([]byte, bool) {
 	case map[string]any:
 		return appendAnyMap(dst, x, depth)
 	case []any:
-		if x == nil {
-			return append(dst, "null"...), true
-		}
-		if depth > maxAnyDepth {
-			return dst, false
-		}
-		dst = append(dst, '[')
-		var ok bool
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, ok = appendAny(dst, e, depth+1); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		return appendAnyList(dst, x, depth)
 	case []string:
 		return appendJSONStrings(dst, x), true
 	}
+	return appendMarshaled(dst, v)
+}
+
+// appendAnyList appends a []any (null when nil).
+func appendAnyList(dst []byte, list []any, depth int) ([]byte, bool) {
+	if list == nil {
+		return append(dst, "null"...), true
+	}
+	if depth > maxAnyDepth {
+		return dst, false
+	}
+	dst = append(dst, '[')
+	var ok bool
+	for i, e := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, ok = appendAny(dst, e, depth+1); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}
+
+// appendMarshaled appends encoding/json's encoding of a value of a type
+// appendAny does not know; false when encoding/json refuses it.
+//
+//go:noinline
+func appendMarshaled(dst []byte, v any) ([]byte, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return dst, false
