@@ -212,3 +212,8 @@ func (r *SendMessageResponse) AppendJSON(dst []byte) ([]byte, error) {
 	out, ok := r.appendJSON(dst)
 	return appendOrMarshal(dst, out, ok, r)
 }
+
+// AppendJSONString appends s as a JSON string, escaped exactly as
+// encoding/json.Marshal escapes it (HTML characters, U+2028/U+2029, invalid
+// UTF-8 as \ufffd).
+func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }
