@@ -32,6 +32,22 @@ func dedupeTarget(m *a2a.Message) string {
 // the decoded message, which encoding/json writes deterministically
 // (fields in order, map keys sorted).
 func messageHash(m *a2a.Message) (string, error) {
+	// The message without id, context and task encodes as
+	// {"messageId":"","role":…}: with '{' for its head, the bytes of the
+	// struct below, without encoding/json's reflection (issue 17).
+	const head = `{"messageId":"",`
+	body := a2a.Message{Role: m.Role, Parts: m.Parts, Metadata: m.Metadata, Extensions: m.Extensions, ReferenceTaskIDs: m.ReferenceTaskIDs}
+	if b, err := body.AppendJSON(make([]byte, 0, 256)); err == nil && len(b) > len(head) && string(b[:len(head)]) == head {
+		b = b[len(head)-1:]
+		b[0] = '{'
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:]), nil
+	}
+	return messageHashMarshal(m)
+}
+
+// messageHashMarshal is messageHash by encoding/json: its bytes and errors.
+func messageHashMarshal(m *a2a.Message) (string, error) {
 	b, err := json.Marshal(struct {
 		Role       a2a.Role       `json:"role"`
 		Parts      []a2a.Part     `json:"parts"`

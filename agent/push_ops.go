@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -311,7 +310,7 @@ func (s *Service) storeFinal(ctx context.Context, owner string, t *a2a.Task, ev 
 	if !ok {
 		return s.st.PutTask(ctx, owner, t)
 	}
-	payload, err := json.Marshal(ev)
+	payload, err := a2a.MarshalJSONValue(&ev)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,11 @@ package backend
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // EchoBackend is the built-in deterministic backend (TURN-2): it streams the
@@ -63,7 +66,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 //
 //go:noinline
 func emitEchoTool(emit Emit, toolID, status, key string, v any) error {
-	b, _ := json.Marshal(map[string]any{key: v})
+	b := echoToolJSON(key, v)
 	ev := Event{V: 1, Type: EventTool, Status: status, ToolUseID: toolID, Name: "echo"}
 	if status == "started" {
 		ev.Input = b
@@ -71,6 +74,24 @@ func emitEchoTool(emit Emit, toolID, status, key string, v any) error {
 		ev.Result = b
 	}
 	return emit(ev)
+}
+
+// echoToolJSON is the JSON of {key: v}, as encoding/json writes the map,
+// without its reflection for the echo tool's string and int values
+// (issue 17: it showed in the send profile).
+func echoToolJSON(key string, v any) json.RawMessage {
+	b := a2a.AppendJSONString(append(make([]byte, 0, 32), '{'), key)
+	b = append(b, ':')
+	switch x := v.(type) {
+	case string:
+		b = a2a.AppendJSONString(b, x)
+	case int:
+		b = strconv.AppendInt(b, int64(x), 10)
+	default:
+		m, _ := json.Marshal(map[string]any{key: v})
+		return m
+	}
+	return append(b, '}')
 }
 
 // emitText emits a text chunk.

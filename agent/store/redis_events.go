@@ -81,11 +81,11 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 		if ev.Seq == 0 {
 			return fmt.Errorf("writing task events: event without a sequence number")
 		}
-		b, err := json.Marshal(ev.Response)
+		b, err := a2a.MarshalJSONString(&ev.Response)
 		if err != nil {
 			return fmt.Errorf("encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}
-		args = append(args, strconv.FormatUint(ev.Seq, 10), string(b))
+		args = append(args, strconv.FormatUint(ev.Seq, 10), b)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redisEventTimeout)
 	defer cancel()

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -113,17 +112,17 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 	}
 	noArts := *t
 	noArts.Artifacts = nil
-	body, err := json.Marshal(&noArts)
+	body, err := a2a.MarshalJSONString(&noArts)
 	if err != nil {
 		return encodedTask{}, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
-	e.body = string(body)
+	e.body = body
 	if len(t.Artifacts) > 0 {
-		a, err := json.Marshal(t.Artifacts)
+		a, err := a2a.MarshalJSONString(t.Artifacts)
 		if err != nil {
 			return encodedTask{}, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}
-		e.arts = string(a)
+		e.arts = a
 	}
 	return e, nil
 }

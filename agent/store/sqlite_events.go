@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // The event log of resumable streams in SQLite (RPC-17): appended events
@@ -83,11 +85,11 @@ func (p *pendingEvents) drain(r *writeReq, taskID string) error {
 	}
 	r.events = make([]encodedEvent, len(l.evs))
 	for i, ev := range l.evs {
-		b, err := json.Marshal(ev.Response)
+		b, err := a2a.MarshalJSONString(&ev.Response)
 		if err != nil {
 			return fmt.Errorf("encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}
-		r.events[i] = encodedEvent{seq: ev.Seq, body: string(b)}
+		r.events[i] = encodedEvent{seq: ev.Seq, body: b}
 	}
 	r.keep = l.keep
 	return nil

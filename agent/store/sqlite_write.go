@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -125,21 +124,21 @@ func (s *SQLite) taskReq(ctx context.Context, owner string, t *a2a.Task, payload
 	}
 	noArts := *t
 	noArts.Artifacts = nil
-	body, err := json.Marshal(&noArts)
+	body, err := a2a.MarshalJSONString(&noArts)
 	if err != nil {
 		return nil, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
 	var arts any
 	if len(t.Artifacts) > 0 {
-		a, err := json.Marshal(t.Artifacts)
+		a, err := a2a.MarshalJSONString(t.Artifacts)
 		if err != nil {
 			return nil, fmt.Errorf("encoding artifacts of task %q: %w", t.ID, err)
 		}
-		arts = string(a)
+		arts = a
 	}
 	r := getReq(ctx, opPutTask)
 	r.id, r.owner, r.contextID, r.state = t.ID, owner, t.ContextID, string(t.Status.State)
-	r.statusTS, r.body, r.artifacts = statusMS, string(body), arts
+	r.statusTS, r.body, r.artifacts = statusMS, body, arts
 	r.payload = payload
 	if err := s.events.drain(r, t.ID); err != nil {
 		putReq(r)

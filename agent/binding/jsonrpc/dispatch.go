@@ -129,7 +129,14 @@ func (d *Dispatcher) Refuse(id json.RawMessage, method string, err error) Outcom
 // notification).
 func (d *Dispatcher) answer(out Outcome, call rpc.Call, res any, err error) Outcome {
 	d.svc.RecordRequest(d.binding, call.Method, err)
-	if !call.Notification {
+	switch {
+	case call.Notification:
+	case err == nil:
+		if res == nil {
+			res = struct{}{}
+		}
+		out.Response = resultFrame(call.ID, res)
+	default:
 		out.Response = encode(buildResponse(call, res, err))
 		out.Refusal = limitRefusal(err)
 	}

@@ -2,30 +2,42 @@ package jsonrpc
 
 import (
 	"encoding/json"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // EventFrame encodes one event of a stream as the JSON-RPC response that
-// carries it (the request's id, the event as result). The event is encoded
-// once, straight into the envelope: the same bytes as encoding the whole
-// rpc.Response, without encoding (and compacting) the result twice.
+// carries it (the request's id, the event as result).
 func EventFrame(id json.RawMessage, ev any) []byte {
+	return resultFrame(id, legacyEvent(ev))
+}
+
+// resultFrame encodes a successful response (the request's id, res as
+// result). The result is encoded once, straight into the envelope (with
+// a2a's reflection-free encoder for its hot types, issue 17): the same
+// bytes as encoding the whole rpc.Response, without encoding (and
+// compacting) the result twice.
+func resultFrame(id json.RawMessage, res any) []byte {
 	if id == nil {
 		id = nullID
 	}
 	if !plainID(id) {
-		return encode(rpcResult(id, legacyEvent(ev)))
-	}
-	res, err := json.Marshal(legacyEvent(ev))
-	if err != nil {
-		return encode(rpcResult(id, legacyEvent(ev))) // the encoder's own error answer
+		return encode(rpcResult(id, res))
 	}
 	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-	b := make([]byte, 0, len(head)+len(id)+len(mid)+len(res)+1)
-	b = append(b, head...)
-	b = append(b, id...)
-	b = append(b, mid...)
-	b = append(b, res...)
-	return append(b, '}')
+	var b []byte
+	err := a2a.UseJSON(res, func(r []byte) {
+		b = make([]byte, 0, len(head)+len(id)+len(mid)+len(r)+1)
+		b = append(b, head...)
+		b = append(b, id...)
+		b = append(b, mid...)
+		b = append(b, r...)
+		b = append(b, '}')
+	})
+	if err != nil {
+		return encode(rpcResult(id, res)) // the encoder's own error answer
+	}
+	return b
 }
 
 // plainID reports whether id is a JSON number or string that encoding

@@ -58,3 +58,41 @@ func BenchmarkEventFrame(b *testing.B) {
 		}
 	})
 }
+
+// TestResultFrameMatchesEncodingJSON checks that a unary result frame
+// (a2a's encoder, straight into the envelope) gives the bytes encoding/json
+// gives for the whole rpc.Response with the result it encodes, for every
+// kind of id; a result that cannot be encoded is the internal error.
+func TestResultFrameMatchesEncodingJSON(t *testing.T) {
+	task := &a2a.Task{ID: "t<1>", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: &a2a.Message{Role: a2a.RoleAgent, MessageID: "m",
+		Parts: []a2a.Part{a2a.TextPart("a <b> & \u2029 \xff"), {Data: json.RawMessage(` {"x" : [1, "<"]} `)}}}},
+		Metadata: map[string]any{"z": 1.0, "a": []any{"&"}}}
+	results := []any{task, &a2a.SendMessageResponse{Task: task}, &a2a.SendMessageResponse{Message: task.Status.Message}, *task, struct{}{},
+		&a2a.ListTasksResponse{Tasks: []a2a.Task{*task}}, v03.Result03(a2a.MethodGetTask, task)}
+	ids := []string{`1`, `"abc"`, `null`, `"a<b"`, `"x y"`, `{"k": 1}`, `1 `}
+	for _, id := range ids {
+		for _, res := range results {
+			rb, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(rpcResponse(id, rb))
+			if got := resultFrame(json.RawMessage(id), res); !bytes.Equal(got, want) {
+				t.Errorf("id %s, %T:\n got %s\nwant %s", id, res, got, want)
+			}
+		}
+	}
+	bad := &a2a.Task{ID: "t", Status: a2a.TaskStatus{Message: &a2a.Message{Parts: []a2a.Part{{Data: json.RawMessage(`{`)}}}}}
+	if got := string(resultFrame(json.RawMessage(`1`), bad)); !bytes.Contains([]byte(got), []byte(`"error":`)) || bytes.Contains([]byte(got), []byte(`"result"`)) {
+		t.Errorf("unencodable result: %s", got)
+	}
+}
+
+// rpcResponse is the response encoding/json encodes for a result.
+func rpcResponse(id string, result []byte) any {
+	return struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result,omitempty"`
+	}{"2.0", json.RawMessage(id), result}
+}

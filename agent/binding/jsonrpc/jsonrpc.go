@@ -59,7 +59,7 @@ func parseCall(raw json.RawMessage) (rpc.Call, *rpc.Error) {
 // rpcResult encodes a result member; a value that cannot be encoded is
 // an internal error.
 func rpcResult(id json.RawMessage, res any) rpc.Response {
-	b, err := json.Marshal(res)
+	b, err := a2a.MarshalJSONValue(res)
 	if err != nil {
 		return rpc.Response{ID: id, Error: toRPCError(a2a.ErrInternal())}
 	}

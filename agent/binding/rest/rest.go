@@ -242,7 +242,7 @@ func writeRESTResult(w http.ResponseWriter, res any, err error) {
 		writeRESTError(w, a2a.AsError(err), 0)
 		return
 	}
-	b, merr := json.Marshal(res)
+	b, merr := a2a.MarshalJSONValue(res)
 	if merr != nil {
 		writeRESTError(w, a2a.ErrInternal(), 0)
 		return
@@ -295,7 +295,7 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, opti
 // pumpREST streams events as SSE whose data lines are bare StreamResponses.
 func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st agent.Stream) {
 	httpx.Pump(ctx, h.svc, h.tc.KeepAlive, w, st, func(ev any) []byte {
-		b, err := json.Marshal(ev)
+		b, err := a2a.MarshalJSONValue(ev)
 		if err != nil {
 			b, _ = json.Marshal(restErrorBody(a2a.ErrInternal(), 0))
 		}

@@ -1,0 +1,314 @@
+package a2a
+
+// This file holds the struct encoders of the append-style JSON encoder
+// (json_append.go): each writes the members of its type in declaration
+// order with the omitempty rules of its json tags, exactly as
+// encoding/json.Marshal does. A false result means a value in it cannot
+// be encoded here (see json_append_value.go).
+
+func (p *Part) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, '{')
+	n := len(dst)
+	if p.Text != nil {
+		dst = append(dst, `"text":`...)
+		dst = appendJSONString(dst, *p.Text)
+	}
+	if len(p.Raw) > 0 {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"raw":`...)
+		dst = appendJSONBytes(dst, p.Raw)
+	}
+	if p.URL != "" {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"url":`...)
+		dst = appendJSONString(dst, p.URL)
+	}
+	var ok bool
+	if len(p.Data) > 0 {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"data":`...)
+		if dst, ok = appendRawJSON(dst, p.Data); !ok {
+			return dst, false
+		}
+	}
+	if p.MediaType != "" {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"mediaType":`...)
+		dst = appendJSONString(dst, p.MediaType)
+	}
+	if p.Filename != "" {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"filename":`...)
+		dst = appendJSONString(dst, p.Filename)
+	}
+	if len(p.Metadata) > 0 {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"metadata":`...)
+		if dst, ok = appendMetadata(dst, p.Metadata); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// appendParts appends a []Part (null when nil).
+func appendParts(dst []byte, parts []Part) ([]byte, bool) {
+	if parts == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	var ok bool
+	for i := range parts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, ok = parts[i].appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}
+
+func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, `{"messageId":`...)
+	dst = appendJSONString(dst, m.MessageID)
+	if m.ContextID != "" {
+		dst = append(dst, `,"contextId":`...)
+		dst = appendJSONString(dst, m.ContextID)
+	}
+	if m.TaskID != "" {
+		dst = append(dst, `,"taskId":`...)
+		dst = appendJSONString(dst, m.TaskID)
+	}
+	dst = append(dst, `,"role":`...)
+	dst = appendJSONString(dst, string(m.Role))
+	dst = append(dst, `,"parts":`...)
+	var ok bool
+	if dst, ok = appendParts(dst, m.Parts); !ok {
+		return dst, false
+	}
+	if len(m.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		if dst, ok = appendMetadata(dst, m.Metadata); !ok {
+			return dst, false
+		}
+	}
+	if len(m.Extensions) > 0 {
+		dst = append(dst, `,"extensions":`...)
+		dst = appendJSONStrings(dst, m.Extensions)
+	}
+	if len(m.ReferenceTaskIDs) > 0 {
+		dst = append(dst, `,"referenceTaskIds":`...)
+		dst = appendJSONStrings(dst, m.ReferenceTaskIDs)
+	}
+	return append(dst, '}'), true
+}
+
+func (s *TaskStatus) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, `{"state":`...)
+	dst = appendJSONString(dst, string(s.State))
+	if s.Message != nil {
+		dst = append(dst, `,"message":`...)
+		var ok bool
+		if dst, ok = s.Message.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	if s.Timestamp != "" {
+		dst = append(dst, `,"timestamp":`...)
+		dst = appendJSONString(dst, s.Timestamp)
+	}
+	return append(dst, '}'), true
+}
+
+func (a *Artifact) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, `{"artifactId":`...)
+	dst = appendJSONString(dst, a.ArtifactID)
+	if a.Name != "" {
+		dst = append(dst, `,"name":`...)
+		dst = appendJSONString(dst, a.Name)
+	}
+	if a.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendJSONString(dst, a.Description)
+	}
+	dst = append(dst, `,"parts":`...)
+	var ok bool
+	if dst, ok = appendParts(dst, a.Parts); !ok {
+		return dst, false
+	}
+	if len(a.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		if dst, ok = appendMetadata(dst, a.Metadata); !ok {
+			return dst, false
+		}
+	}
+	if len(a.Extensions) > 0 {
+		dst = append(dst, `,"extensions":`...)
+		dst = appendJSONStrings(dst, a.Extensions)
+	}
+	return append(dst, '}'), true
+}
+
+// appendArtifacts appends an []Artifact (null when nil).
+func appendArtifacts(dst []byte, arts []Artifact) ([]byte, bool) {
+	if arts == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	var ok bool
+	for i := range arts {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, ok = arts[i].appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}
+
+func (t *Task) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, `{"id":`...)
+	dst = appendJSONString(dst, t.ID)
+	dst = append(dst, `,"contextId":`...)
+	dst = appendJSONString(dst, t.ContextID)
+	dst = append(dst, `,"status":`...)
+	var ok bool
+	if dst, ok = t.Status.appendJSON(dst); !ok {
+		return dst, false
+	}
+	if len(t.Artifacts) > 0 {
+		dst = append(dst, `,"artifacts":`...)
+		if dst, ok = appendArtifacts(dst, t.Artifacts); !ok {
+			return dst, false
+		}
+	}
+	if len(t.History) > 0 {
+		dst = append(dst, `,"history":[`...)
+		for i := range t.History {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = t.History[i].appendJSON(dst); !ok {
+				return dst, false
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if len(t.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		if dst, ok = appendMetadata(dst, t.Metadata); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+func (e *TaskStatusUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, `{"taskId":`...)
+	dst = appendJSONString(dst, e.TaskID)
+	dst = append(dst, `,"contextId":`...)
+	dst = appendJSONString(dst, e.ContextID)
+	dst = append(dst, `,"status":`...)
+	var ok bool
+	if dst, ok = e.Status.appendJSON(dst); !ok {
+		return dst, false
+	}
+	if len(e.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		if dst, ok = appendMetadata(dst, e.Metadata); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+func (e *TaskArtifactUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, `{"taskId":`...)
+	dst = appendJSONString(dst, e.TaskID)
+	dst = append(dst, `,"contextId":`...)
+	dst = appendJSONString(dst, e.ContextID)
+	dst = append(dst, `,"artifact":`...)
+	var ok bool
+	if dst, ok = e.Artifact.appendJSON(dst); !ok {
+		return dst, false
+	}
+	if e.Append {
+		dst = append(dst, `,"append":true`...)
+	}
+	if e.LastChunk {
+		dst = append(dst, `,"lastChunk":true`...)
+	}
+	if len(e.Metadata) > 0 {
+		dst = append(dst, `,"metadata":`...)
+		if dst, ok = appendMetadata(dst, e.Metadata); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+func (r *StreamResponse) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, '{')
+	n := len(dst)
+	var ok bool
+	if r.Task != nil {
+		dst = append(dst, `"task":`...)
+		if dst, ok = r.Task.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	if r.Message != nil {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"message":`...)
+		if dst, ok = r.Message.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	if r.StatusUpdate != nil {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"statusUpdate":`...)
+		if dst, ok = r.StatusUpdate.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	if r.ArtifactUpdate != nil {
+		dst = appendComma(dst, n)
+		dst = append(dst, `"artifactUpdate":`...)
+		if dst, ok = r.ArtifactUpdate.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+func (r *SendMessageResponse) appendJSON(dst []byte) ([]byte, bool) {
+	dst = append(dst, '{')
+	var ok bool
+	if r.Task != nil {
+		dst = append(dst, `"task":`...)
+		if dst, ok = r.Task.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	if r.Message != nil {
+		if r.Task != nil {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"message":`...)
+		if dst, ok = r.Message.appendJSON(dst); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// appendComma appends the comma before an object member unless dst has
+// not grown past n, the length just after the object's '{'.
+func appendComma(dst []byte, n int) []byte {
+	if len(dst) > n {
+		return append(dst, ',')
+	}
+	return dst
+}
