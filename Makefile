@@ -42,7 +42,9 @@ test: vet fmt-check
 ## and the Go micro-benchmarks of the hot paths
 bench:
 	$(GO) run ./tests/bench -duration 5s -concurrency 32 -list-sizes 1000,100000,1000000
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./agent/ ./agent/store/ ./push/
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkIdleStreams$$' -benchmem -benchtime 2s ./agent/ ./agent/store/ ./push/
+	# b.N open streams: a fixed count, not a time (a time would open more than the fd limit).
+	$(GO) test -run '^$$' -bench '^BenchmarkIdleStreams$$' -benchmem -benchtime 2000x ./agent/
 
 clean:
 	rm -rf bin

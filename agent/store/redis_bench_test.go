@@ -22,13 +22,15 @@ func fillRedis(b *testing.B, s *Redis, n int) {
 				if j%2 == 0 {
 					st = a2a.TaskStateInputRequired
 				}
-				e, err := encodeTask(benchTask(fmt.Sprintf("t%07d", j), fmt.Sprint("c", j%4), st, t0.Add(timeMS(j))))
+				t := benchTask(fmt.Sprintf("t%07d", j), fmt.Sprint("c", j%4), st, t0.Add(timeMS(j)))
+				e, err := encodeTask(t)
 				if err != nil {
 					return err
 				}
-				putIndexedScript.Eval(bg, p, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx("o")},
-					"o", e.contextID, e.state, e.statusMS, e.body, e.arts, "0",
-					e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase("o"))
+				// The keys and arguments of PutTask's standalone path (redis_tasks.go).
+				putIndexedScript.Eval(bg, p, []string{s.taskKey(e.id), s.ownerIx("o")},
+					"o", e.contextID, e.state, e.statusMS, e.body, e.arts,
+					e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase("o"), s.logTTL(t))
 			}
 			return nil
 		})
