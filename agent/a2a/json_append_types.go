@@ -53,16 +53,22 @@ func (p *Part) appendJSON(dst []byte) ([]byte, bool) {
 
 // appendParts appends a []Part (null when nil).
 func appendParts(dst []byte, parts []Part) ([]byte, bool) {
-	if parts == nil {
+	return appendList(dst, parts, (*Part).appendJSON)
+}
+
+// appendList appends list as a JSON array (null when nil), each element
+// encoded by enc.
+func appendList[T any](dst []byte, list []T, enc func(*T, []byte) ([]byte, bool)) ([]byte, bool) {
+	if list == nil {
 		return append(dst, "null"...), true
 	}
 	dst = append(dst, '[')
 	var ok bool
-	for i := range parts {
+	for i := range list {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, ok = parts[i].appendJSON(dst); !ok {
+		if dst, ok = enc(&list[i], dst); !ok {
 			return dst, false
 		}
 	}
@@ -152,20 +158,7 @@ func (a *Artifact) appendJSON(dst []byte) ([]byte, bool) {
 
 // appendArtifacts appends an []Artifact (null when nil).
 func appendArtifacts(dst []byte, arts []Artifact) ([]byte, bool) {
-	if arts == nil {
-		return append(dst, "null"...), true
-	}
-	dst = append(dst, '[')
-	var ok bool
-	for i := range arts {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		if dst, ok = arts[i].appendJSON(dst); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, ']'), true
+	return appendList(dst, arts, (*Artifact).appendJSON)
 }
 
 func (t *Task) appendJSON(dst []byte) ([]byte, bool) {
@@ -185,16 +178,10 @@ func (t *Task) appendJSON(dst []byte) ([]byte, bool) {
 		}
 	}
 	if len(t.History) > 0 {
-		dst = append(dst, `,"history":[`...)
-		for i := range t.History {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, ok = t.History[i].appendJSON(dst); !ok {
-				return dst, false
-			}
+		dst = append(dst, `,"history":`...)
+		if dst, ok = appendList(dst, t.History, (*Message).appendJSON); !ok {
+			return dst, false
 		}
-		dst = append(dst, ']')
 	}
 	if len(t.Metadata) > 0 {
 		dst = append(dst, `,"metadata":`...)
