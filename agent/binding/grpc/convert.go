@@ -1,8 +1,6 @@
 package grpc
 
 import (
-	"encoding/json"
-
 	gpj "google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -37,14 +35,14 @@ func fromPB(in proto.Message, v any) error {
 // toPB fills out (a proto message) from v, an agent/a2a value; nil or a
 // value that does not fit the proto message is an internal error.
 func toPB(v any, out proto.Message) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return a2a.ErrInternal()
-	}
-	if string(b) == "null" {
-		b = []byte("{}")
-	}
-	if err := pbUnmarshal.Unmarshal(b, out); err != nil {
+	var perr error
+	err := a2a.UseJSON(v, func(b []byte) {
+		if string(b) == "null" {
+			b = []byte("{}")
+		}
+		perr = pbUnmarshal.Unmarshal(b, out)
+	})
+	if err != nil || perr != nil {
 		return a2a.ErrInternal()
 	}
 	return nil
