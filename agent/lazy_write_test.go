@@ -74,11 +74,13 @@ func drain(t *testing.T, st Stream) a2a.TaskState {
 	}
 }
 
-// TestQuickStreamedTurnWritesNoWorkingState: a streamed turn that ends
-// before lazyWriteDelay stores its task twice — SUBMITTED before the
-// caller hears of it, then its final state — and never the intermediate
-// WORKING state (issue 17: one task write fewer per quick stream).
-func TestQuickStreamedTurnWritesNoWorkingState(t *testing.T) {
+// TestStreamedTurnWritesWorkingAtOnce: a streamed turn's caller knows the
+// task before it ends, so its WORKING state is queued for the store as
+// soon as the turn starts — even for a turn that ends long before
+// lazyWriteDelay — and listings never say SUBMITTED while GetTask says
+// WORKING. Its writes are SUBMITTED (durable, before the first event),
+// WORKING, then the final state.
+func TestStreamedTurnWritesWorkingAtOnce(t *testing.T) {
 	svc, rs := newRecordingService(t, backend.EchoBackend{Chunks: 3})
 	st, err := svc.SendStreamingMessage(context.Background(), Call{Principal: "alice"}, sendReq(msg("quick")))
 	if err != nil {
@@ -87,16 +89,31 @@ func TestQuickStreamedTurnWritesNoWorkingState(t *testing.T) {
 	if got := drain(t, st); got != a2a.TaskStateInputRequired {
 		t.Fatalf("stream ended in %s", got)
 	}
-	time.Sleep(2 * lazyWriteDelay) // a timer that should not have fired
-	want := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateInputRequired}
+	want := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired}
 	if got := rs.written(); !slices.Equal(got, want) {
 		t.Fatalf("task writes %v, want %v", got, want)
 	}
 }
 
-// TestLongStreamedTurnStoresWorking: a streamed turn still running after
-// lazyWriteDelay has its WORKING state stored while it runs (listings and
-// a restart see it working), and its final state when it ends.
+// TestBlockingQuickTurnWritesOnce: a blocking SendMessage whose turn ends
+// before lazyWriteDelay stores its task once, in its final state (nobody
+// could have asked for it before).
+func TestBlockingQuickTurnWritesOnce(t *testing.T) {
+	svc, rs := newRecordingService(t, backend.EchoBackend{Chunks: 3})
+	res, err := svc.SendMessage(context.Background(), Call{Principal: "alice"}, sendReq(msg("quick")))
+	if err != nil || res.Task == nil {
+		t.Fatalf("SendMessage: %v %+v", err, res)
+	}
+	time.Sleep(2 * lazyWriteDelay) // a timer that must not fire after the end
+	want := []a2a.TaskState{a2a.TaskStateInputRequired}
+	if got := rs.written(); !slices.Equal(got, want) {
+		t.Fatalf("task writes %v, want %v", got, want)
+	}
+}
+
+// TestLongStreamedTurnStoresWorking: a streamed turn has its WORKING
+// state stored while it runs (listings and a restart see it working), and
+// its final state when it ends.
 func TestLongStreamedTurnStoresWorking(t *testing.T) {
 	svc, rs := newRecordingService(t, backend.EchoBackend{Chunks: 1, Delay: 3 * lazyWriteDelay})
 	st, err := svc.SendStreamingMessage(context.Background(), Call{Principal: "alice"}, sendReq(msg("slow")))

@@ -192,10 +192,8 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 	// Streams waiting on the task (RPC-11) get every event of this turn.
 	s.hub.adopt(r)
 	r.durable = durable || pushCfg != nil
-	if !r.writesWorkingAtOnce(s.hub) {
-		// A quick turn is written once, when it ends: its WORKING state
-		// is stored only if it still runs after lazyWriteDelay (a durable
-		// run's SUBMITTED task is on disk already; issue 17).
+	if !r.durable {
+		// A durable run writes WORKING at once (runTurn): no timer.
 		r.lazy = time.AfterFunc(lazyWriteDelay, func() { s.lazyWrite(r) })
 	}
 	go s.execute(runCtx, r, msg, in)
@@ -278,16 +276,6 @@ func (s *Service) continuable(ctx context.Context, owner string, msg *a2a.Messag
 // lazyWriteDelay is how long a turn runs before its intermediate state is
 // stored: quick turns are written once, when they end.
 const lazyWriteDelay = 100 * time.Millisecond
-
-// writesWorkingAtOnce says whether the turn stores its WORKING state as
-// soon as it starts (runTurn) rather than after lazyWriteDelay: only a
-// durable run on a store shared by several instances does, because the
-// others already see its task and follow its events from that write on.
-// On a local store a durable run's SUBMITTED task is what listings see
-// meanwhile, and a quick turn costs one write fewer.
-func (r *run) writesWorkingAtOnce(h *Hub) bool {
-	return r.durable && h.shared() != nil
-}
 
 // lazyWrite stores the live state of a turn that is still running, so a
 // crash leaves a task that the next start marks failed (RPC-12) and

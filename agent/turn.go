@@ -211,9 +211,12 @@ func (s *Service) turnRequest(ctx context.Context, r *run, msg *a2a.Message, in 
 	if ctx.Err() != nil {
 		return nil, a2a.TaskStateFailed, "" // canceled meanwhile; the deferred finalize says so
 	}
-	if r.writesWorkingAtOnce(s.hub) {
-		// Other instances already know the task: let them see it working
-		// at once (a queued write; the final one is durable).
+	if r.durable {
+		// The caller already knows the task: listings (and other
+		// instances) see it working at once (a queued write; the final
+		// one is durable). Deferring it to the lazy-write timer would
+		// save a write per quick stream but let ListTasks say SUBMITTED
+		// while GetTask says WORKING (issue 17: tried, reverted).
 		s.lazyWrite(r)
 	}
 
