@@ -192,11 +192,17 @@ func (t *Task) appendJSON(dst []byte) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-func (e *TaskStatusUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
+// appendEventHead opens an update event's object with its task and
+// context ids.
+func appendEventHead(dst []byte, taskID, contextID string) []byte {
 	dst = append(dst, `{"taskId":`...)
-	dst = appendJSONString(dst, e.TaskID)
+	dst = appendJSONString(dst, taskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = appendJSONString(dst, e.ContextID)
+	return appendJSONString(dst, contextID)
+}
+
+func (e *TaskStatusUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
+	dst = appendEventHead(dst, e.TaskID, e.ContextID)
 	dst = append(dst, `,"status":`...)
 	var ok bool
 	if dst, ok = e.Status.appendJSON(dst); !ok {
@@ -212,10 +218,7 @@ func (e *TaskStatusUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
 }
 
 func (e *TaskArtifactUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
-	dst = append(dst, `{"taskId":`...)
-	dst = appendJSONString(dst, e.TaskID)
-	dst = append(dst, `,"contextId":`...)
-	dst = appendJSONString(dst, e.ContextID)
+	dst = appendEventHead(dst, e.TaskID, e.ContextID)
 	dst = append(dst, `,"artifact":`...)
 	var ok bool
 	if dst, ok = e.Artifact.appendJSON(dst); !ok {
