@@ -78,14 +78,8 @@ func appendList[T any](dst []byte, list []T, enc func(*T, []byte) ([]byte, bool)
 func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
 	dst = append(dst, `{"messageId":`...)
 	dst = appendJSONString(dst, m.MessageID)
-	if m.ContextID != "" {
-		dst = append(dst, `,"contextId":`...)
-		dst = appendJSONString(dst, m.ContextID)
-	}
-	if m.TaskID != "" {
-		dst = append(dst, `,"taskId":`...)
-		dst = appendJSONString(dst, m.TaskID)
-	}
+	dst = appendOptString(dst, `,"contextId":`, m.ContextID)
+	dst = appendOptString(dst, `,"taskId":`, m.TaskID)
 	dst = append(dst, `,"role":`...)
 	dst = appendJSONString(dst, string(m.Role))
 	dst = append(dst, `,"parts":`...)
@@ -93,11 +87,8 @@ func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
 	if dst, ok = appendParts(dst, m.Parts); !ok {
 		return dst, false
 	}
-	if len(m.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		if dst, ok = appendMetadata(dst, m.Metadata); !ok {
-			return dst, false
-		}
+	if dst, ok = appendOptMetadata(dst, m.Metadata); !ok {
+		return dst, false
 	}
 	if len(m.Extensions) > 0 {
 		dst = append(dst, `,"extensions":`...)
@@ -120,34 +111,22 @@ func (s *TaskStatus) appendJSON(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
-	if s.Timestamp != "" {
-		dst = append(dst, `,"timestamp":`...)
-		dst = appendJSONString(dst, s.Timestamp)
-	}
+	dst = appendOptString(dst, `,"timestamp":`, s.Timestamp)
 	return append(dst, '}'), true
 }
 
 func (a *Artifact) appendJSON(dst []byte) ([]byte, bool) {
 	dst = append(dst, `{"artifactId":`...)
 	dst = appendJSONString(dst, a.ArtifactID)
-	if a.Name != "" {
-		dst = append(dst, `,"name":`...)
-		dst = appendJSONString(dst, a.Name)
-	}
-	if a.Description != "" {
-		dst = append(dst, `,"description":`...)
-		dst = appendJSONString(dst, a.Description)
-	}
+	dst = appendOptString(dst, `,"name":`, a.Name)
+	dst = appendOptString(dst, `,"description":`, a.Description)
 	dst = append(dst, `,"parts":`...)
 	var ok bool
 	if dst, ok = appendParts(dst, a.Parts); !ok {
 		return dst, false
 	}
-	if len(a.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		if dst, ok = appendMetadata(dst, a.Metadata); !ok {
-			return dst, false
-		}
+	if dst, ok = appendOptMetadata(dst, a.Metadata); !ok {
+		return dst, false
 	}
 	if len(a.Extensions) > 0 {
 		dst = append(dst, `,"extensions":`...)
@@ -183,11 +162,8 @@ func (t *Task) appendJSON(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
-	if len(t.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		if dst, ok = appendMetadata(dst, t.Metadata); !ok {
-			return dst, false
-		}
+	if dst, ok = appendOptMetadata(dst, t.Metadata); !ok {
+		return dst, false
 	}
 	return append(dst, '}'), true
 }
@@ -208,11 +184,8 @@ func (e *TaskStatusUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
 	if dst, ok = e.Status.appendJSON(dst); !ok {
 		return dst, false
 	}
-	if len(e.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		if dst, ok = appendMetadata(dst, e.Metadata); !ok {
-			return dst, false
-		}
+	if dst, ok = appendOptMetadata(dst, e.Metadata); !ok {
+		return dst, false
 	}
 	return append(dst, '}'), true
 }
@@ -230,11 +203,8 @@ func (e *TaskArtifactUpdateEvent) appendJSON(dst []byte) ([]byte, bool) {
 	if e.LastChunk {
 		dst = append(dst, `,"lastChunk":true`...)
 	}
-	if len(e.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		if dst, ok = appendMetadata(dst, e.Metadata); !ok {
-			return dst, false
-		}
+	if dst, ok = appendOptMetadata(dst, e.Metadata); !ok {
+		return dst, false
 	}
 	return append(dst, '}'), true
 }
@@ -301,4 +271,21 @@ func appendComma(dst []byte, n int) []byte {
 		return append(dst, ',')
 	}
 	return dst
+}
+
+// appendOptString appends key (`,"name":`) and v when v is not empty, as
+// omitempty does.
+func appendOptString(dst []byte, key, v string) []byte {
+	if v == "" {
+		return dst
+	}
+	return appendJSONString(append(dst, key...), v)
+}
+
+// appendOptMetadata appends `,"metadata":` and md when md is not empty.
+func appendOptMetadata(dst []byte, md map[string]any) ([]byte, bool) {
+	if len(md) == 0 {
+		return dst, true
+	}
+	return appendMetadata(append(dst, `,"metadata":`...), md)
 }
