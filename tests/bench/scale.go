@@ -64,19 +64,7 @@ func scaleGatewayConfig(dataDir, redisAddr string, fast, slow int) string {
 }
 `, port, name, benchToken, backend)
 	}
-	return fmt.Sprintf(`{
-	admin off
-	persist_config off
-	grace_period 1s
-	a2a {
-		data_dir %s
-		store redis {
-			url redis://%s/0
-			key_prefix bench-scale:
-		}
-	}
-}
-`, dataDir, redisAddr) + site(fast, "bench-agent", "backend echo") +
+	return redisGlobalOptions(dataDir, redisAddr, "bench-scale:") + site(fast, "bench-agent", "backend echo") +
 		site(slow, "bench-slow", "backend echo {\n\t\t\tdelay 10ms\n\t\t\tchunks 100\n\t\t}")
 }
 

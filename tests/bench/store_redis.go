@@ -30,19 +30,7 @@ func (r *runner) sendMessageRedis() []result {
 		return fail(err)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cfg := fmt.Sprintf(`{
-	admin off
-	persist_config off
-	grace_period 1s
-	a2a {
-		data_dir %s
-		store redis {
-			url redis://%s/0
-			key_prefix bench:
-		}
-	}
-}
-http://127.0.0.1:%d {
+	cfg := redisGlobalOptions(filepath.Join(dir, "data"), addr, "bench:") + fmt.Sprintf(`http://127.0.0.1:%d {
 	a2a {
 		card {
 			name bench-agent
@@ -55,7 +43,7 @@ http://127.0.0.1:%d {
 		max_concurrent_turns 20000
 	}
 }
-`, filepath.Join(dir, "data"), addr, port, benchToken)
+`, port, benchToken)
 	g, err := startGateway(r.bin, dir, cfg, url+"/health")
 	if err != nil {
 		return fail(err)
@@ -67,4 +55,22 @@ http://127.0.0.1:%d {
 	})
 	res.ratioTo = []string{"SendMessage (echo, durable store, auth)", "baseline: Caddy respond"}
 	return []result{res}
+}
+
+// redisGlobalOptions is the global options block of a bench gateway whose
+// a2a app stores in Redis at addr under key prefix.
+func redisGlobalOptions(dataDir, addr, prefix string) string {
+	return fmt.Sprintf(`{
+	admin off
+	persist_config off
+	grace_period 1s
+	a2a {
+		data_dir %s
+		store redis {
+			url redis://%s/0
+			key_prefix %s
+		}
+	}
+}
+`, dataDir, addr, prefix)
 }
