@@ -206,8 +206,12 @@ func TestRESTCancel(t *testing.T) {
 	if c.Status.State != a2a.TaskStateCanceled || statusText(c) != "Task canceled." {
 		t.Errorf("cancel result %s", hr.body)
 	}
-	// Again: terminal → 400 TASK_NOT_CANCELABLE.
-	e.restError("POST", "/tasks/"+res.Task.ID+":cancel", []byte(`{}`), restJSON(""), 400, "TASK_NOT_CANCELABLE")
+	// Again: cancel is idempotent (A2A 1.0 §3.3.1), the canceled task.
+	hr = e.do("POST", "/tasks/"+res.Task.ID+":cancel", []byte(`{}`), restJSON(""))
+	var again a2a.Task
+	if _ = json.Unmarshal(hr.body, &again); hr.status != 200 || again.ID != res.Task.ID || again.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("second cancel: HTTP %d %s, want 200 and the canceled task", hr.status, hr.body)
+	}
 	e.restError("POST", "/tasks/nope:cancel", nil, restHeaders(""), 404, "TASK_NOT_FOUND")
 	// Body with metadata and the tenant prefix.
 	e.rest("POST", "/message:send", req2(msg("y")), "", &res)

@@ -352,8 +352,8 @@ func listRequestFromQuery(q url.Values) (*a2a.ListTasksRequest, error) {
 	}
 	req := &a2a.ListTasksRequest{ContextID: q.Get("contextId"), PageToken: q.Get("pageToken"), StatusTimestampAfter: q.Get("statusTimestampAfter")}
 	if v := q.Get("status"); v != "" {
-		if req.Status, err = a2a.ParseTaskState(v); err != nil {
-			return nil, a2a.ErrInvalidParams("status", "is not a task state")
+		if req.Status, err = queryTaskState(v); err != nil {
+			return nil, err
 		}
 	}
 	if req.PageSize, err = queryInt32(q, "pageSize"); err != nil {
