@@ -107,6 +107,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 		return true
 	}
 	h.svc.RecordRequest(agent.BindingREST, method, err)
+	if route.op == a2a.MethodGetExtendedAgentCard {
+		h.writeExtendedCard(w, r, res, err)
+		return true
+	}
 	writeRESTResult(w, res, err)
 	return true
 }
