@@ -56,9 +56,10 @@ func (c Call) tenant(req string) string {
 }
 
 // Negotiate applies the version and extension rules to a call before its
-// request is read (RPC-2, RPC-3): 1.x is served with 1.0 semantics, a
-// missing version means 0.3, which is not supported, and every required
-// extension must be requested. It returns the activated extensions, in the
+// request is read (RPC-2, RPC-3): only Major.Minor 1.0 is served (see
+// checkVersion), a missing version means 0.3, which is not supported, and
+// every required extension must be requested — for every method, reads
+// included. It returns the activated extensions, in the
 // order of the configuration, for the binding to echo.
 func (s *Service) Negotiate(call Call) ([]string, error) {
 	if err := checkVersion(call.Version); err != nil {
@@ -84,17 +85,62 @@ func (s *Service) Negotiate(call Call) ([]string, error) {
 	return active, nil
 }
 
-// checkVersion applies RPC-2 to the version a client sent.
+// SupportedVersion is the one A2A version (Major.Minor) the gateway's
+// interfaces serve; VersionNotSupportedError names it in its
+// supportedVersions metadata.
+const SupportedVersion = "1.0"
+
+// checkVersion applies RPC-2 (A2A 1.0 §3.6.2) to the version a client
+// sent: the request is served when its Major.Minor is 1.0 ("1.0", "1.0.3",
+// "1.0.0-rc": a patch number, and a pre-release tag after it, are ignored).
+// Any other Major.Minor (1.1, 2.0, 0.3) is VersionNotSupportedError: the
+// gateway does not know the semantics of a later minor version. So is a
+// value that is not Major.Minor, such as a bare "1" (it names no minor
+// version) or garbage. No value (header absent or empty) means 0.3 (§3.6.2:
+// "Agents MUST interpret empty value as 0.3 version"), also refused here;
+// a binding that serves 0.3 (legacy_v03) routes those calls before this.
 func checkVersion(v string) error {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: "A2A version 0.3 is not supported (no A2A-Version header was sent); send A2A-Version: 1.0", Metadata: map[string]string{"supportedVersions": "1.0"}}
+		return versionError("A2A version 0.3 is not supported (no A2A-Version header was sent); send A2A-Version: " + SupportedVersion)
 	}
-	major, _, _ := strings.Cut(v, ".")
-	if major != "1" {
-		return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: "A2A version " + truncateHeader(v) + " is not supported; this agent speaks 1.0", Metadata: map[string]string{"supportedVersions": "1.0"}}
+	if majorMinor(v) != SupportedVersion {
+		return versionError("A2A version " + truncateHeader(v) + " is not supported; this agent speaks " + SupportedVersion + " (send A2A-Version: " + SupportedVersion + ")")
 	}
 	return nil
+}
+
+// versionError is VersionNotSupportedError with the supported versions.
+func versionError(msg string) *a2a.Error {
+	return &a2a.Error{Code: a2a.CodeVersionNotSupported, Message: msg, Metadata: map[string]string{"supportedVersions": SupportedVersion}}
+}
+
+// majorMinor returns "M.N" of a version "M.N" or "M.N.P…" with M and N
+// decimal numbers ("" when v has no such form). Leading zeros are kept
+// as written ("01.0" is not "1.0").
+func majorMinor(v string) string {
+	major, rest, ok := strings.Cut(v, ".")
+	if !ok || !isDecimal(major) {
+		return ""
+	}
+	minor, patch, hasPatch := strings.Cut(rest, ".")
+	if !isDecimal(minor) || hasPatch && patch == "" {
+		return ""
+	}
+	return major + "." + minor
+}
+
+// isDecimal reports whether s is a non-empty run of ASCII digits.
+func isDecimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func truncateHeader(v string) string {

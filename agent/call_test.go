@@ -83,7 +83,7 @@ func TestCallTenant(t *testing.T) {
 // TestNegotiate covers RPC-2 and RPC-3 on the transport-neutral API.
 func TestNegotiate(t *testing.T) {
 	svc := NewService(mustHub(t), Config{Extensions: []string{"urn:x", "urn:y"}, RequiredExtensions: []string{"urn:r"}})
-	for _, v := range []string{"", "0.3", "2.0"} {
+	for _, v := range []string{"", "0.3", "2.0", "1.1", "1"} {
 		_, err := svc.Negotiate(Call{Version: v, Extensions: []string{"urn:r"}})
 		var ae *a2a.Error
 		if !errors.As(err, &ae) || ae.Code != a2a.CodeVersionNotSupported {
@@ -95,7 +95,7 @@ func TestNegotiate(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Code != a2a.CodeExtensionSupportRequired {
 		t.Errorf("missing required extension: %v", err)
 	}
-	active, err := svc.Negotiate(Call{Version: " 1.1 ", Extensions: []string{"urn:r", "urn:unknown", "urn:y"}})
+	active, err := svc.Negotiate(Call{Version: " 1.0.2 ", Extensions: []string{"urn:r", "urn:unknown", "urn:y"}})
 	if err != nil || !slices.Equal(active, []string{"urn:y", "urn:r"}) {
 		t.Errorf("Negotiate = %v, %v; want [urn:y urn:r]", active, err)
 	}

@@ -101,16 +101,16 @@ const cancelPoll = 20 * time.Millisecond
 
 // cancelElsewhere asks the instance running t's turn to cancel it and
 // waits, up to CancelDrain, for the stored task to leave SUBMITTED/WORKING.
-// It returns the task as last read and whether this cancel ended it
-// (CANCELED). Without a shared store, or for a task at rest, it returns t.
-func (s *Service) cancelElsewhere(ctx context.Context, owner string, t *a2a.Task) (*a2a.Task, bool, error) {
+// It returns the task as last read (CANCELED when that instance ended
+// it). Without a shared store, or for a task at rest, it returns t.
+func (s *Service) cancelElsewhere(ctx context.Context, owner string, t *a2a.Task) (*a2a.Task, error) {
 	se := s.hub.shared()
 	if se == nil || !runningState(t.Status.State) {
-		return t, false, nil
+		return t, nil
 	}
 	if err := se.PublishCancel(ctx, t.ID); err != nil {
 		s.cfg.Logger.Warn("sending a cancel to the other instances", errField(err), zap.String("task_id", t.ID))
-		return t, false, nil
+		return t, nil
 	}
 	deadline := time.Now().Add(s.cfg.CancelDrain)
 	tick := time.NewTicker(cancelPoll)
@@ -118,7 +118,7 @@ func (s *Service) cancelElsewhere(ctx context.Context, owner string, t *a2a.Task
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			return nil, false, ctx.Err()
+			return nil, ctx.Err()
 		case <-tick.C:
 		}
 		cur, err := s.st.GetTask(ctx, owner, t.ID)
@@ -127,12 +127,12 @@ func (s *Service) cancelElsewhere(ctx context.Context, owner string, t *a2a.Task
 		}
 		t = cur
 		if !runningState(t.Status.State) {
-			return t, t.Status.State == a2a.TaskStateCanceled, nil
+			return t, nil
 		}
 	}
 	// No instance stopped it in time (none runs it, or its backend ignores
 	// the cancel): the caller stores CANCELED itself.
-	return t, false, nil
+	return t, nil
 }
 
 // followElsewhere is the SubscribeToTask stream of a task whose turn runs
@@ -290,8 +290,11 @@ func (s *Service) cancelSealed(ctx context.Context, owner string, t a2a.Task, gu
 		if lerr != nil {
 			return a2a.Task{}, lerr
 		}
+		if cur.Status.State == a2a.TaskStateCanceled {
+			return *cur, nil // canceled meanwhile (by its turn or another cancel): idempotent
+		}
 		if cur.Status.State.Terminal() {
-			return a2a.Task{}, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(cur.Status.State), Metadata: map[string]string{"taskId": cur.ID}}
+			return a2a.Task{}, errNotCancelable(*cur)
 		}
 		return s.finalizeCanceled(ctx, owner, *cur, guard), nil // it came to rest meanwhile
 	case err != nil:

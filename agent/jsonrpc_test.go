@@ -346,7 +346,9 @@ func TestJSONRPCGetIsNotServed(t *testing.T) {
 func TestVersionHeader(t *testing.T) {
 	e := newTestEnv(t, Config{})
 	body := rpcBody(1, a2a.MethodListTasks, map[string]any{})
-	for _, v := range []string{"", "0.3", "2.0", "abc", " ", "0", "10.0"} {
+	// RPC-2 (§3.6.2): only Major.Minor 1.0; a later minor, a bare major
+	// and a malformed value are refused too.
+	for _, v := range []string{"", "0.3", "2.0", "abc", " ", "0", "10.0", "1.1", "1", "1.", "1.0.", "01.0", "1.0-rc", "1.x"} {
 		h := v1Headers("")
 		if v == "" {
 			h.Del("A2A-Version")
@@ -360,7 +362,7 @@ func TestVersionHeader(t *testing.T) {
 		}
 		checkErrorInfo(t, rep.Error.Data, "VERSION_NOT_SUPPORTED")
 	}
-	for _, v := range []string{"1.0", "1.1", "1.0.3", " 1.0 "} {
+	for _, v := range []string{"1.0", "1.0.3", " 1.0 ", "1.0.0-rc"} {
 		h := v1Headers("")
 		h.Set("A2A-Version", v)
 		if _, rep := e.rawRPC(body, h); rep.Error != nil {

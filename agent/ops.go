@@ -285,19 +285,14 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 	}
 	if !wasLive {
 		// A turn running on another instance (SCALE-1): that one cancels it.
-		var canceled bool
-		if t, canceled, err = s.cancelElsewhere(ctx, owner, t); err != nil {
+		if t, err = s.cancelElsewhere(ctx, owner, t); err != nil {
 			return nil, err
 		}
-		wasLive = canceled
-	}
-	if wasLive && t.Status.State == a2a.TaskStateCanceled {
-		// This cancel ended the turn: report the canceled task.
-		out := s.trimTask(*t, nil, true)
-		return &out, nil
 	}
 	if t.Status.State.Terminal() {
-		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
+		// This cancel ended the turn, or an earlier one did (the canceled
+		// task either way), or the task ended otherwise: not cancelable.
+		return s.canceledAgain(*t)
 	}
 	// Hold the task id while canceling so a follow-up cannot start a turn
 	// on it at the same time; if one just did, cancel that turn instead.
@@ -319,7 +314,7 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 		t = cur
 	}
 	if t.Status.State.Terminal() {
-		return nil, &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
+		return s.canceledAgain(*t)
 	}
 	if se := s.hub.shared(); se != nil && runningState(t.Status.State) {
 		// Its turn runs on another instance that did not stop it within
@@ -334,6 +329,23 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 	snap := s.finalizeCanceled(ctx, owner, *t, guard)
 	out := s.trimTask(snap, nil, true)
 	return &out, nil
+}
+
+// canceledAgain answers the cancel of a task already terminal (RPC-10):
+// a task already CANCELED is returned as it is — cancel is idempotent
+// (A2A 1.0 §3.3.1: multiple cancellation requests have the same effect) —
+// and a COMPLETED, FAILED or REJECTED one is TaskNotCancelableError.
+func (s *Service) canceledAgain(t a2a.Task) (*a2a.Task, error) {
+	if t.Status.State != a2a.TaskStateCanceled {
+		return nil, errNotCancelable(t)
+	}
+	out := s.trimTask(t, nil, true)
+	return &out, nil
+}
+
+// errNotCancelable is TaskNotCancelableError for the terminal task t.
+func errNotCancelable(t a2a.Task) *a2a.Error {
+	return &a2a.Error{Code: a2a.CodeTaskNotCancelable, Message: "Task cannot be canceled: it is already " + stateWord(t.Status.State), Metadata: map[string]string{"taskId": t.ID}}
 }
 
 // canceledState returns t CANCELED and its status update.

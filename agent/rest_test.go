@@ -206,8 +206,12 @@ func TestRESTCancel(t *testing.T) {
 	if c.Status.State != a2a.TaskStateCanceled || statusText(c) != "Task canceled." {
 		t.Errorf("cancel result %s", hr.body)
 	}
-	// Again: terminal → 400 TASK_NOT_CANCELABLE.
-	e.restError("POST", "/tasks/"+res.Task.ID+":cancel", []byte(`{}`), restJSON(""), 400, "TASK_NOT_CANCELABLE")
+	// Again: cancel is idempotent (A2A 1.0 §3.3.1), the canceled task.
+	hr = e.do("POST", "/tasks/"+res.Task.ID+":cancel", []byte(`{}`), restJSON(""))
+	var again a2a.Task
+	if _ = json.Unmarshal(hr.body, &again); hr.status != 200 || again.ID != res.Task.ID || again.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("second cancel: HTTP %d %s, want 200 and the canceled task", hr.status, hr.body)
+	}
 	e.restError("POST", "/tasks/nope:cancel", nil, restHeaders(""), 404, "TASK_NOT_FOUND")
 	// Body with metadata and the tenant prefix.
 	e.rest("POST", "/message:send", req2(msg("y")), "", &res)
@@ -312,6 +316,18 @@ func TestExtendedCardConfigured(t *testing.T) {
 	if !sawRequest {
 		t.Error("ExtendedCard callback got no base URL of the request")
 	}
+	// §13.3: private caching with the transport's defaults (max-age 0,
+	// Vary: Authorization), a strong ETag, 304 for it.
+	hr := e.do("GET", "/extendedAgentCard", nil, restHeaders(""))
+	etag := hr.header.Get("Etag")
+	if hr.status != 200 || hr.header.Get("Cache-Control") != "private, max-age=0" || hr.header.Get("Vary") != "Authorization" || len(etag) < 3 || etag[0] != '"' {
+		t.Errorf("extended card headers: %d %v", hr.status, hr.header)
+	}
+	h := restHeaders("")
+	h.Set("If-None-Match", etag)
+	if nm := e.do("GET", "/extendedAgentCard", nil, h); nm.status != http.StatusNotModified || len(nm.body) != 0 || nm.header.Get("Etag") != etag {
+		t.Errorf("If-None-Match: %d %q", nm.status, nm.body)
+	}
 	var viaRPC a2a.AgentCard
 	e.result("", a2a.MethodGetExtendedAgentCard, nil, &viaRPC)
 	if viaRPC.Name != "ext" {
@@ -319,6 +335,12 @@ func TestExtendedCardConfigured(t *testing.T) {
 	}
 	e2 := newTestEnv(t, Config{ExtendedCard: func(context.Context, string) (*a2a.AgentCard, error) { return nil, nil }})
 	e2.rpcError("", a2a.MethodGetExtendedAgentCard, nil, a2a.CodeExtendedCardNotConfigured)
+	// §5.4 on HTTP+JSON: 400 with the gRPC name FAILED_PRECONDITION, and
+	// nothing cacheable about an error.
+	re := e2.restError("GET", "/extendedAgentCard", nil, restHeaders(""), 400, "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+	if re.Error.Status != "FAILED_PRECONDITION" {
+		t.Errorf("extended card not configured: status %q, want FAILED_PRECONDITION", re.Error.Status)
+	}
 }
 
 func TestRESTVersionAndMethods(t *testing.T) {

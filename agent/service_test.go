@@ -772,8 +772,13 @@ func TestCancelRunningTask(t *testing.T) {
 	if got := e.getTask("", id); got.Status.State != a2a.TaskStateCanceled || statusText(got) != "Task canceled." {
 		t.Errorf("stored task: %s %q", got.Status.State, statusText(got))
 	}
-	// Canceling again: terminal → TaskNotCancelable.
-	e.rpcError("", a2a.MethodCancelTask, map[string]any{"id": id}, a2a.CodeTaskNotCancelable)
+	// Canceling again is idempotent (A2A 1.0 §3.3.1): the same canceled
+	// task, unchanged (no second status message or timestamp).
+	var again a2a.Task
+	e.result("", a2a.MethodCancelTask, map[string]any{"id": id}, &again)
+	if stored := e.getTask("", id); again.Status.State != a2a.TaskStateCanceled || again.Status.Timestamp != stored.Status.Timestamp || again.Status.Message.MessageID != stored.Status.Message.MessageID {
+		t.Errorf("second cancel = %s, want the stored canceled task %s", mustJSON(again), mustJSON(stored))
+	}
 }
 
 func TestCancelInputRequiredTask(t *testing.T) {
@@ -1207,10 +1212,11 @@ func TestCancelDrainTimeout(t *testing.T) {
 	if got := e.getTask("", id); got.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("GetTask right after CancelTask returned CANCELED: state %s", got.Status.State)
 	}
-	// A second cancel: the task is terminal.
-	rep := e.call("", a2a.MethodCancelTask, map[string]any{"id": id})
-	if rep.Error == nil || rep.Error.Code != a2a.CodeTaskNotCancelable {
-		t.Errorf("second CancelTask: %+v %s, want -32002", rep.Error, rep.Result)
+	// A second cancel: idempotent (A2A 1.0 §3.3.1), the canceled task.
+	var again a2a.Task
+	e.result("", a2a.MethodCancelTask, map[string]any{"id": id}, &again)
+	if again.ID != id || again.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("second CancelTask = %s %s, want the canceled task", again.ID, again.Status.State)
 	}
 	// The stream gets the CANCELED event without waiting for the backend.
 	got := make(chan []a2a.StreamResponse, 1)

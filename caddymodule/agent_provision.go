@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/backends"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
@@ -249,16 +247,8 @@ func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, 
 	if !cardHandler.Runtime(nil).AuthEnabled() {
 		return nil
 	}
-	details := h.runtimeDetails(app, cfg.WithDefaults(), tc.WithDefaults())
-	cfg.ExtendedCard = func(_ context.Context, baseURL string) (*a2a.AgentCard, error) {
-		// CARD-8: the public card as served at baseURL (the call's, from
-		// tc.BaseURL) plus runtime details, signed like the public card.
-		c := card.Extend(cardHandler.CardAt(baseURL), details, time.Now())
-		if err := cardHandler.Sign(c); err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
+	cfg.ExtendedCard = newExtendedCards(cardHandler, h.runtimeDetails(app, cfg.WithDefaults(), tc.WithDefaults())).get
+	tc.ExtendedCardCache = h.extendedCardCache(cardHandler)
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -142,12 +141,8 @@ func (h *CardHandler) Provision(ctx caddy.Context) error {
 // options maps the configuration to the card handler's options (without
 // signers and logger).
 func (h *CardHandler) options() card.Options {
-	maxAge := card.DefaultMaxAge
-	if h.MaxAge != nil {
-		maxAge = time.Duration(*h.MaxAge)
-	}
 	return card.Options{
-		MaxAge:            maxAge,
+		MaxAge:            h.maxAge(),
 		Security:          h.Security,
 		PushNotifications: h.PushNotifications,
 		ThinkingTypes:     h.ThinkingTypes,

@@ -334,11 +334,11 @@ func TestClientCancel(t *testing.T) {
 	if st != a2a.TaskStateCanceled {
 		t.Fatalf("last streamed state %s, want canceled", st)
 	}
-	// Cancelling again: the task is terminal.
+	// Cancelling again is idempotent (A2A 1.0 §3.3.1): the canceled task.
 	r = clientRun(t, "", nil, "task", "cancel", gw.URL, taskID)
-	r.wantCode(t, 3)
-	if !strings.Contains(r.Stderr, "TASK_NOT_CANCELABLE") {
-		t.Fatalf("second cancel stderr %q", r.Stderr)
+	r.wantCode(t, 0)
+	if r.Stdout != "task "+taskID+" canceled\n" {
+		t.Fatalf("second cancel stdout %q stderr %q", r.Stdout, r.Stderr)
 	}
 	// A terminal task cannot be subscribed to.
 	r = clientRun(t, "", nil, "task", "subscribe", gw.URL, taskID)

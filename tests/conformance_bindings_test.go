@@ -284,8 +284,15 @@ func confTable() []confCase {
 			}},
 		},
 		{
-			Name: "CancelTask of a finished task", Method: "CancelTask", Params: taskParams(func(e *confEnv) string { return e.task2 }),
-			Want: confOutcome{Err: &confError{RPC: -32002, HTTP: 400, GRPC: codes.FailedPrecondition, Reason: "TASK_NOT_CANCELABLE"}},
+			// Cancel is idempotent (A2A 1.0 §3.3.1): the canceled task again
+			// (a COMPLETED task is TaskNotCancelable: tests/error_table_test.go).
+			Name: "CancelTask of a canceled task", Method: "CancelTask", Params: taskParams(func(e *confEnv) string { return e.task2 }),
+			Want: confOutcome{Check: func(t *testing.T, e *confEnv, res map[string]any, _ []map[string]any) {
+				if id := taskID(t, res); id != e.task2 {
+					t.Fatalf("canceled %s, want %s", id, e.task2)
+				}
+				wantState(t, res, "TASK_STATE_CANCELED")
+			}},
 		},
 		{
 			Name: "invalid params: message missing", Method: "SendMessage",

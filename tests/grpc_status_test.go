@@ -130,7 +130,7 @@ func TestGRPCStatusCodes(t *testing.T) {
 	})
 
 	t.Run("Version", func(t *testing.T) {
-		for _, md := range [][]string{{}, {"a2a-version", "2.0"}, {"a2a-version", "0.3"}} {
+		for _, md := range [][]string{{}, {"a2a-version", "2.0"}, {"a2a-version", "0.3"}, {"a2a-version", "1.1"}} {
 			kv := append([]string{"authorization", "Bearer " + grpcTestToken}, md...)
 			_, err := client.SendMessage(metadata.AppendToOutgoingContext(ctx, kv...), &pb.SendMessageRequest{
 				Message: &pb.Message{MessageId: "m1", Role: pb.Role_ROLE_USER, Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "hi"}}}}})

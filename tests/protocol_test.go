@@ -520,7 +520,12 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 		if got := g.getTask(id); got.Status.State != "TASK_STATE_CANCELED" {
 			t.Errorf("GetTask after cancel: %s", got.Status.State)
 		}
-		g.rpcErr("CancelTask", map[string]any{"id": id}, -32002, "TASK_NOT_CANCELABLE")
+		// Canceling again is idempotent (A2A 1.0 §3.3.1): the canceled task.
+		var again protoTask
+		g.result("CancelTask", map[string]any{"id": id}, &again)
+		if again.ID != id || again.Status.State != "TASK_STATE_CANCELED" {
+			t.Errorf("second CancelTask: %s %s", again.ID, again.Status.State)
+		}
 		// The context takes new messages.
 		next := g.send(map[string]any{"message": protoMsg("after cancel", ev.Task.ContextID, "")})
 		if next.Status.State != "TASK_STATE_INPUT_REQUIRED" {

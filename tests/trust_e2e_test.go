@@ -322,7 +322,7 @@ func TestTrustJWTAndExtendedCard(t *testing.T) {
 		t.Fatalf("GetExtendedAgentCard: %s", body)
 	}
 	ext := string(resp.Result)
-	for _, want := range []string{`"urn:caddy-a2a:gateway-runtime:v1"`, `"max_concurrent_turns":64`, `"store":"sqlite"`, `"uptimeSeconds":`, `"bindings":["JSONRPC","HTTP+JSON"]`} {
+	for _, want := range []string{`"urn:caddy-a2a:gateway-runtime:v1"`, `"max_concurrent_turns":64`, `"store":"sqlite"`, `"startedAt":"`, `"bindings":["JSONRPC","HTTP+JSON"]`} {
 		if !strings.Contains(ext, want) {
 			t.Errorf("extended card lacks %s: %s", want, ext)
 		}

@@ -110,6 +110,15 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		if st := got["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
 			t.Fatalf("stored state on %s = %v, want CANCELED", u, st)
 		}
+		// Cancel again, on either instance: idempotent (A2A 1.0 §3.3.1),
+		// the stored canceled task unchanged.
+		again, rerr := harness.RPC(t, u, "", "CancelTask", map[string]any{"id": taskID})
+		if rerr != nil {
+			t.Fatalf("second CancelTask on %s: %v", u, rerr)
+		}
+		if gs, as := got["status"].(map[string]any), again["status"].(map[string]any); as["state"] != "TASK_STATE_CANCELED" || as["timestamp"] != gs["timestamp"] {
+			t.Errorf("second CancelTask on %s = %v, want the stored %v", u, as, gs)
+		}
 	}
 }
 

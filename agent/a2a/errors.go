@@ -63,12 +63,26 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// errorKind is one row of the error table: how an error code is carried
+// by each binding.
 type errorKind struct {
-	reason string
-	http   int
-	grpc   string
+	reason string // google.rpc.ErrorInfo reason
+	http   int    // HTTP+JSON status
+	grpc   string // gRPC status code name, also the AIP-193 `status` of HTTP+JSON error bodies
 }
 
+// errorKinds is the one error table of the gateway (A2A 1.0 §5.4, the
+// columns of 1.0.1, which a2a-go v2 follows): for every JSON-RPC code, the
+// ErrorInfo reason, the HTTP+JSON status and the gRPC status, whose name is
+// also the `status` member of an HTTP+JSON error body (§11.6, AIP-193).
+// Every binding reads it: JSON-RPC sends the code, HTTP+JSON the HTTP
+// status and the gRPC name, gRPC the gRPC code (GRPCCode).
+//
+// 1.0.0 had 409 for TaskNotCancelable, 415 for ContentTypeNotSupported,
+// 502 for InvalidAgentResponse and UNIMPLEMENTED for PushNotificationNot-
+// Supported, UnsupportedOperation and VersionNotSupported; 1.0.1 changed
+// them to the values below (A2A PR #1627). Clients key on the JSON-RPC code
+// or the reason.
 var errorKinds = map[int]errorKind{
 	CodeParseError:                   {"PARSE_ERROR", http.StatusBadRequest, "INVALID_ARGUMENT"},
 	CodeInvalidRequest:               {"INVALID_REQUEST", http.StatusBadRequest, "INVALID_ARGUMENT"},
@@ -79,13 +93,22 @@ var errorKinds = map[int]errorKind{
 	CodeTaskNotCancelable:            {"TASK_NOT_CANCELABLE", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodePushNotificationNotSupported: {"PUSH_NOTIFICATION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeUnsupportedOperation:         {"UNSUPPORTED_OPERATION", http.StatusBadRequest, "FAILED_PRECONDITION"},
-	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusUnsupportedMediaType, "INVALID_ARGUMENT"},
+	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusBadRequest, "INVALID_ARGUMENT"},
 	CodeInvalidAgentResponse:         {"INVALID_AGENT_RESPONSE", http.StatusInternalServerError, "INTERNAL"},
 	CodeExtendedCardNotConfigured:    {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeExtensionSupportRequired:     {"EXTENSION_SUPPORT_REQUIRED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeVersionNotSupported:          {"VERSION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodePermissionDenied:             {"PERMISSION_DENIED", http.StatusForbidden, "PERMISSION_DENIED"},
 	CodeResourceExhausted:            {"RESOURCE_EXHAUSTED", http.StatusTooManyRequests, "RESOURCE_EXHAUSTED"},
+}
+
+// grpcCodeNumbers are the canonical gRPC status codes (google.rpc.Code)
+// by name.
+var grpcCodeNumbers = map[string]uint32{
+	"OK": 0, "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4,
+	"NOT_FOUND": 5, "ALREADY_EXISTS": 6, "PERMISSION_DENIED": 7, "RESOURCE_EXHAUSTED": 8,
+	"FAILED_PRECONDITION": 9, "ABORTED": 10, "OUT_OF_RANGE": 11, "UNIMPLEMENTED": 12,
+	"INTERNAL": 13, "UNAVAILABLE": 14, "DATA_LOSS": 15, "UNAUTHENTICATED": 16,
 }
 
 func (e *Error) kind() errorKind {
@@ -101,8 +124,12 @@ func (e *Error) Reason() string { return e.kind().reason }
 // HTTPStatus is the status code of the error in the HTTP+JSON binding.
 func (e *Error) HTTPStatus() int { return e.kind().http }
 
-// GRPCStatus is the canonical gRPC code name of the error.
+// GRPCStatus is the canonical gRPC code name of the error, also the
+// `status` member of its HTTP+JSON body (AIP-193).
 func (e *Error) GRPCStatus() string { return e.kind().grpc }
+
+// GRPCCode is the numeric gRPC status code of the error (google.rpc.Code).
+func (e *Error) GRPCCode() uint32 { return grpcCodeNumbers[e.kind().grpc] }
 
 // Details returns the google.protobuf.Any list carried in error data: an
 // ErrorInfo, plus a BadRequest when fields are named.

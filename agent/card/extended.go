@@ -24,8 +24,9 @@ type RuntimeDetails struct {
 	Limits map[string]int64
 	// GatewayVersion is the caddy-a2a build version.
 	GatewayVersion string
-	// Started is when the gateway process started; the card reports the
-	// uptime in whole seconds.
+	// Started is when the gateway process started; the card reports it
+	// (startedAt, RFC 3339 UTC, whole seconds) rather than an uptime, so
+	// that its bytes, and their ETag, stay the same between requests.
 	Started time.Time
 }
 
@@ -36,10 +37,10 @@ type RuntimeDetails struct {
 //
 //	{"bindings":[…],"store":"sqlite","push":"disabled",
 //	 "limits":{"max_concurrent_turns":64,…},
-//	 "gatewayVersion":"v0.1.0","uptimeSeconds":42}
+//	 "gatewayVersion":"v0.1.0","startedAt":"2026-01-02T15:04:05Z"}
 //
 // Existing signatures are dropped: the result must be signed again.
-func Extend(c *a2a.AgentCard, d RuntimeDetails, now time.Time) *a2a.AgentCard {
+func Extend(c *a2a.AgentCard, d RuntimeDetails) *a2a.AgentCard {
 	out := *c
 	out.Signatures = nil
 	out.Capabilities.Extensions = slices.Clone(c.Capabilities.Extensions)
@@ -61,7 +62,7 @@ func Extend(c *a2a.AgentCard, d RuntimeDetails, now time.Time) *a2a.AgentCard {
 		"gatewayVersion": d.GatewayVersion,
 	}
 	if !d.Started.IsZero() {
-		params["uptimeSeconds"] = int64(now.Sub(d.Started) / time.Second)
+		params["startedAt"] = d.Started.UTC().Truncate(time.Second).Format(time.RFC3339)
 	}
 	out.Capabilities.Extensions = append(out.Capabilities.Extensions, a2a.AgentExtension{
 		URI:         GatewayRuntimeExtension,

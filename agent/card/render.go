@@ -35,7 +35,7 @@ func Render(c *a2a.AgentCard) (*Rendered, error) {
 	body := bytes.TrimRight(buf.Bytes(), "\n")
 	sum := sha256.Sum256(body)
 	h := hex.EncodeToString(sum[:])
-	return &Rendered{Body: body, ETag: `"` + h[:32] + `"`, Hash: h}, nil
+	return &Rendered{Body: body, ETag: etagOfHash(h), Hash: h}, nil
 }
 
 // BaseURL computes the externally visible base URL ("scheme://host/") of a

@@ -3,37 +3,27 @@ package grpc
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-// grpcCodes maps the canonical code names of a2a.Error.GRPCStatus to the
-// codes of the error table (A2A 1.0 §10).
-var grpcCodes = map[string]codes.Code{
-	"INVALID_ARGUMENT":    codes.InvalidArgument,
-	"NOT_FOUND":           codes.NotFound,
-	"FAILED_PRECONDITION": codes.FailedPrecondition,
-	"UNIMPLEMENTED":       codes.Unimplemented,
-	"INTERNAL":            codes.Internal,
-}
-
 // Status renders err as the gRPC status of the A2A error it carries (any
 // other error is the sanitised internal error): the code of the error
-// table and a google.rpc.ErrorInfo (reason, domain a2a-protocol.org,
-// metadata) in its details, plus a google.rpc.BadRequest naming the bad
-// fields of an invalid-params error (XPORT-2).
+// table (a2a.Error.GRPCCode, A2A 1.0 §5.4) and a google.rpc.ErrorInfo
+// (reason, domain a2a-protocol.org, metadata) in its details, plus a
+// google.rpc.BadRequest naming the bad fields of an invalid-params error
+// (XPORT-2) and a google.rpc.RetryInfo when the caller should wait before
+// retrying (a rate or turn limit, AUTH-6: RESOURCE_EXHAUSTED).
 func Status(err error) *status.Status {
 	e := a2a.AsError(err)
-	code, ok := grpcCodes[e.GRPCStatus()]
-	if !ok {
-		code = codes.Internal
-	}
-	st := status.New(code, e.Message)
+	st := status.New(codes.Code(e.GRPCCode()), e.Message)
 	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: e.Reason(), Domain: a2a.ErrorDomain, Metadata: e.Metadata}}
 	if len(e.Violations) > 0 {
 		br := &errdetails.BadRequest{}
@@ -41,6 +31,9 @@ func Status(err error) *status.Status {
 			br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: v.Field, Description: v.Description})
 		}
 		details = append(details, br)
+	}
+	if n := e.RetryAfterSeconds(); n > 0 {
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(n) * time.Second)})
 	}
 	if withDetails, err := st.WithDetails(details...); err == nil {
 		return withDetails

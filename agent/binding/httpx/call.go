@@ -32,6 +32,22 @@ type TransportConfig struct {
 	// Tenant is the A2A tenant the endpoint serves (its agent's name,
 	// TURN-10), passed as Call.ServedTenant. Default: none.
 	Tenant string
+	// ExtendedCardCache is how HTTP+JSON answers of GET /extendedAgentCard
+	// may be cached (A2A 1.0 §13.3).
+	ExtendedCardCache ExtendedCardCache
+}
+
+// ExtendedCardCache is the caching of the authenticated extended card
+// over HTTP+JSON (A2A 1.0 §13.3): `Cache-Control: private`, a strong ETag
+// of the bytes, 304 on a matching If-None-Match, and Vary on the
+// credential headers (its content may differ per caller).
+type ExtendedCardCache struct {
+	// MaxAge is the max-age of the Cache-Control header, in whole seconds
+	// (the public card's max_age). Zero: max-age=0.
+	MaxAge time.Duration
+	// Vary are the request headers the card depends on: Authorization, and
+	// the API key header when API keys are on. Default: Authorization.
+	Vary []string
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -44,6 +60,9 @@ func (c TransportConfig) WithDefaults() TransportConfig {
 	}
 	if c.BaseURL == nil {
 		c.BaseURL = func(r *http.Request) string { return card.BaseURL(r, false) }
+	}
+	if len(c.ExtendedCardCache.Vary) == 0 {
+		c.ExtendedCardCache.Vary = []string{"Authorization"}
 	}
 	return c
 }

@@ -107,6 +107,10 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 		return true
 	}
 	h.svc.RecordRequest(agent.BindingREST, method, err)
+	if route.op == a2a.MethodGetExtendedAgentCard {
+		h.writeExtendedCard(w, r, res, err)
+		return true
+	}
 	writeRESTResult(w, res, err)
 	return true
 }
@@ -352,8 +356,8 @@ func listRequestFromQuery(q url.Values) (*a2a.ListTasksRequest, error) {
 	}
 	req := &a2a.ListTasksRequest{ContextID: q.Get("contextId"), PageToken: q.Get("pageToken"), StatusTimestampAfter: q.Get("statusTimestampAfter")}
 	if v := q.Get("status"); v != "" {
-		if req.Status, err = a2a.ParseTaskState(v); err != nil {
-			return nil, a2a.ErrInvalidParams("status", "is not a task state")
+		if req.Status, err = queryTaskState(v); err != nil {
+			return nil, err
 		}
 	}
 	if req.PageSize, err = queryInt32(q, "pageSize"); err != nil {
