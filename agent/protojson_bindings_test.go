@@ -55,8 +55,7 @@ func TestProtoJSONOverBindings(t *testing.T) {
 }
 
 // TestContentTypeNotSupportedBindings: an unsupported part media type is
-// -32005 on JSON-RPC and 400 INVALID_ARGUMENT on HTTP+JSON (A2A 1.0.1
-// §5.4), for text, raw, data and url
+// -32005 on JSON-RPC and 415 on HTTP+JSON, for text, raw, data and url
 // parts; HTTP+JSON answers are application/json (RPC-15).
 func TestContentTypeNotSupportedBindings(t *testing.T) {
 	e := newTestEnv(t, Config{})
@@ -72,14 +71,14 @@ func TestContentTypeNotSupportedBindings(t *testing.T) {
 		params := map[string]any{"message": map[string]any{"messageId": "ct-" + mustJSON(p), "role": "ROLE_USER", "parts": []any{p}}}
 		re := e.rpcError("", a2a.MethodSendMessage, params, a2a.CodeContentTypeNotSupported)
 		checkErrorInfo(t, re.Data, "CONTENT_TYPE_NOT_SUPPORTED")
-		rr := e.restError("POST", "/message:send", []byte(mustJSON(params)), restJSON(""), 400, "CONTENT_TYPE_NOT_SUPPORTED")
+		rr := e.restError("POST", "/message:send", []byte(mustJSON(params)), restJSON(""), 415, "CONTENT_TYPE_NOT_SUPPORTED")
 		if rr.Error.Status != "INVALID_ARGUMENT" {
 			t.Errorf("%v: status %q", p, rr.Error.Status)
 		}
 	}
 	req := sendReq(msg("x"))
 	req.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{odd}}
-	e.restError("POST", "/message:send", []byte(mustJSON(req)), restJSON(""), 400, "CONTENT_TYPE_NOT_SUPPORTED")
+	e.restError("POST", "/message:send", []byte(mustJSON(req)), restJSON(""), 415, "CONTENT_TYPE_NOT_SUPPORTED")
 
 	// Success answers are application/json too; both request types work.
 	for _, ct := range []string{"application/json", "application/a2a+json", "application/json; charset=utf-8", "application/a2a+json;charset=utf-8"} {

@@ -123,7 +123,7 @@ var (
 	etNotCancelable    = etRow{-32002, 400, "FAILED_PRECONDITION", codes.FailedPrecondition, "TASK_NOT_CANCELABLE"}
 	etPushNotSupported = etRow{-32003, 400, "FAILED_PRECONDITION", codes.FailedPrecondition, "PUSH_NOTIFICATION_NOT_SUPPORTED"}
 	etUnsupportedOp    = etRow{-32004, 400, "FAILED_PRECONDITION", codes.FailedPrecondition, "UNSUPPORTED_OPERATION"}
-	etContentType      = etRow{-32005, 400, "INVALID_ARGUMENT", codes.InvalidArgument, "CONTENT_TYPE_NOT_SUPPORTED"}
+	etContentType      = etRow{-32005, 415, "INVALID_ARGUMENT", codes.InvalidArgument, "CONTENT_TYPE_NOT_SUPPORTED"}
 	etInvalidAgent     = etRow{-32006, 500, "INTERNAL", codes.Internal, "INVALID_AGENT_RESPONSE"}
 	etExtRequired      = etRow{-32008, 400, "FAILED_PRECONDITION", codes.FailedPrecondition, "EXTENSION_SUPPORT_REQUIRED"}
 	etVersion          = etRow{-32009, 400, "FAILED_PRECONDITION", codes.FailedPrecondition, "VERSION_NOT_SUPPORTED"}

@@ -2,7 +2,7 @@ package tests
 
 // End-to-end tests of the ProtoJSON input rules (RPC-14: proto field names
 // besides the JSON names, enum numbers) and of media types and content
-// types (RPC-15: ContentTypeNotSupportedError -32005 / HTTP 400, HTTP+JSON
+// types (RPC-15: ContentTypeNotSupportedError -32005 / HTTP 415, HTTP+JSON
 // answers as application/json) over the built binary.
 
 import (
@@ -172,8 +172,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 }
 
 // TestContentTypes: unsupported part media types and output modes are
-// ContentTypeNotSupportedError (-32005 on JSON-RPC, 400 INVALID_ARGUMENT on
-// HTTP+JSON, A2A 1.0.1 §5.4);
+// ContentTypeNotSupportedError (-32005 on JSON-RPC, 415 on HTTP+JSON);
 // HTTP+JSON answers application/json and takes either JSON type (RPC-15).
 func TestContentTypes(t *testing.T) {
 	gw := harness.StartGateway(t, "a2a {"+cardBlock+"}")
@@ -200,7 +199,7 @@ func TestContentTypes(t *testing.T) {
 		}
 		_ = json.Unmarshal(r.Raw, &body)
 		reason, _ := pjReason(body.Error.Details)
-		if r.StatusCode != http.StatusBadRequest || body.Error.Code != 400 || body.Error.Status != "INVALID_ARGUMENT" || reason != "CONTENT_TYPE_NOT_SUPPORTED" || r.Header.Get("Content-Type") != "application/json" {
+		if r.StatusCode != http.StatusUnsupportedMediaType || body.Error.Code != 415 || reason != "CONTENT_TYPE_NOT_SUPPORTED" || r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("REST part %s: %d %q %s", p, r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 		}
 	}
@@ -209,7 +208,7 @@ func TestContentTypes(t *testing.T) {
 	if _, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(params)); rerr["code"] != float64(-32005) {
 		t.Errorf("JSON-RPC acceptedOutputModes: %v", rerr)
 	}
-	if r := harness.Post(t, gw.URL+"/message:send", params); r.StatusCode != 400 || !bytes.Contains(r.Raw, []byte("CONTENT_TYPE_NOT_SUPPORTED")) {
+	if r := harness.Post(t, gw.URL+"/message:send", params); r.StatusCode != 415 {
 		t.Errorf("REST acceptedOutputModes: %d %s", r.StatusCode, r.Raw)
 	}
 

@@ -81,8 +81,11 @@ type errorKind struct {
 // 1.0.0 had 409 for TaskNotCancelable, 415 for ContentTypeNotSupported,
 // 502 for InvalidAgentResponse and UNIMPLEMENTED for PushNotificationNot-
 // Supported, UnsupportedOperation and VersionNotSupported; 1.0.1 changed
-// them to the values below (A2A PR #1627). Clients key on the JSON-RPC code
-// or the reason.
+// them to the values below (A2A PR #1627), except ContentTypeNotSupported,
+// which stays 415 Unsupported Media Type on HTTP+JSON (RPC-15: what HTTP
+// itself says of a body type the server refuses, for part media types and
+// a request Content-Type alike). Clients key on the JSON-RPC code or the
+// reason.
 var errorKinds = map[int]errorKind{
 	CodeParseError:                   {"PARSE_ERROR", http.StatusBadRequest, "INVALID_ARGUMENT"},
 	CodeInvalidRequest:               {"INVALID_REQUEST", http.StatusBadRequest, "INVALID_ARGUMENT"},
@@ -93,7 +96,7 @@ var errorKinds = map[int]errorKind{
 	CodeTaskNotCancelable:            {"TASK_NOT_CANCELABLE", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodePushNotificationNotSupported: {"PUSH_NOTIFICATION_NOT_SUPPORTED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeUnsupportedOperation:         {"UNSUPPORTED_OPERATION", http.StatusBadRequest, "FAILED_PRECONDITION"},
-	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusBadRequest, "INVALID_ARGUMENT"},
+	CodeContentTypeNotSupported:      {"CONTENT_TYPE_NOT_SUPPORTED", http.StatusUnsupportedMediaType, "INVALID_ARGUMENT"},
 	CodeInvalidAgentResponse:         {"INVALID_AGENT_RESPONSE", http.StatusInternalServerError, "INTERNAL"},
 	CodeExtendedCardNotConfigured:    {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", http.StatusBadRequest, "FAILED_PRECONDITION"},
 	CodeExtensionSupportRequired:     {"EXTENSION_SUPPORT_REQUIRED", http.StatusBadRequest, "FAILED_PRECONDITION"},
