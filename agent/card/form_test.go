@@ -114,6 +114,15 @@ func TestRequirementsFormA2AGo(t *testing.T) {
 		t.Errorf("a2a-go read interfaces %+v, capabilities %+v", gc.SupportedInterfaces, gc.Capabilities)
 	}
 
+	// CARD-6: one signing payload for both forms (scopes included).
+	cfg.SecurityRequirementsForm = FormProtoJSON
+	spec := renderBody(t, Build(cfg, rt))
+	pa, errA := jws.CanonicalCard(body)
+	ps, errS := jws.CanonicalCard(spec)
+	if errA != nil || errS != nil || string(pa) != string(ps) || !strings.Contains(string(ps), `"deploy:write"`) {
+		t.Errorf("signing payloads of the two forms differ:\n%s\n%s", pa, ps)
+	}
+
 	var back a2a.AgentCard
 	if err := json.Unmarshal(body, &back); err != nil {
 		t.Fatalf("our parser cannot read the a2a-go form: %v", err)
@@ -144,9 +153,9 @@ func TestRequirementsFormValidate(t *testing.T) {
 }
 
 // TestRequirementsFormSignedAndExtended (CARD-4, CARD-6, CARD-8): with the
-// a2a-go form the signature covers the bytes served, so a verifier of the
-// served card accepts it; the extended card keeps the form, and its proto
-// copy (gRPC) is ProtoJSON again.
+// a2a-go form a verifier of the served bytes accepts the signature; the
+// extended card keeps the form, and its proto copy (gRPC) is ProtoJSON
+// again with the same payload, so its signature verifies too.
 func TestRequirementsFormSignedAndExtended(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	signers, err := jws.LoadSigners([]jws.SignKey{{Alg: "hs256", KID: "hs", Secret: secret}}, nil)
@@ -197,6 +206,16 @@ func TestRequirementsFormSignedAndExtended(t *testing.T) {
 	pb, _ := json.Marshal(ext.WithRequirementsForm(a2a.RequirementsProtoJSON))
 	if !strings.Contains(string(pb), `{"schemes":{"bearerAuth":{"list":[]}}}`) {
 		t.Errorf("proto copy of the extended card: %s", pb)
+	}
+	// The payload is the card's ProtoJSON form either way, so the copy
+	// gRPC carries keeps valid signatures.
+	if _, err := v.VerifyCard(context.Background(), pb); err != nil {
+		t.Errorf("the ProtoJSON copy of the signed extended card does not verify: %v", err)
+	}
+	p1, err1 := jws.CanonicalCard(eb)
+	p2, err2 := jws.CanonicalCard(pb)
+	if err1 != nil || err2 != nil || string(p1) != string(p2) {
+		t.Errorf("payloads differ by form:\n%s\n%s", p1, p2)
 	}
 	if again, _ := json.Marshal(ext); string(again) != string(eb) {
 		t.Error("WithRequirementsForm changed the card it copied")

@@ -177,7 +177,8 @@ func (v *service) GetExtendedAgentCard(ctx context.Context, in *pb.GetExtendedAg
 		c.Tenant = req.Tenant
 		card, err := v.s.svc.GetExtendedAgentCard(ctx, c)
 		// Proto has one form of securityRequirements: the a2a-go form of
-		// security_requirements_form (CARD-4) is for JSON only.
+		// security_requirements_form (CARD-4) is for JSON only. The
+		// signatures stay valid: their payload is the ProtoJSON form.
 		return card.WithRequirementsForm(a2a.RequirementsProtoJSON), err
 	})
 }
