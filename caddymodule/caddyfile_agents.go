@@ -66,9 +66,8 @@ func (hs *a2aHandlers) unmarshalAgent(d *caddyfile.Dispenser) error {
 // site's auth block unless it has its own and the site card's public_url
 // and security_requirements_form unless its card sets them, and scopes its
 // tasks, contexts and push configs by its name unless owner_scope is set
-// (TURN-10). A name that
-// collides with the root's WebSocket path or an owner scope equal to the
-// root agent's is a config error.
+// (TURN-10). A name that collides with the root's WebSocket path or an
+// owner scope equal to the root agent's is a config error.
 func (hs *a2aHandlers) finishAgents(d *caddyfile.Dispenser) error {
 	if len(hs.agents) == 0 {
 		return nil
