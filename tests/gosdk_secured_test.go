@@ -156,6 +156,14 @@ func TestGoSDKSecuredCard(t *testing.T) {
 			t.Errorf("card validate on the a2a-go form: %v\n%s", err, out)
 		}
 	})
+
+	// Our own client reads the a2a-go form too (discovery, then a call).
+	t.Run("OwnClient", func(t *testing.T) {
+		r := clientRun(t, "", nil, "call", "--token", gosdkToken, gw.URL+"/planner", "hello from our client")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "Echo: hello from our client") {
+			t.Errorf("caddy a2a call on the a2a-go form card: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
 }
 
 // gosdkScenario is send, stream, get, cancel and the extended card through
