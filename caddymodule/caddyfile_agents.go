@@ -64,10 +64,10 @@ func (hs *a2aHandlers) unmarshalAgent(d *caddyfile.Dispenser) error {
 // finishAgents completes the agent blocks once the whole a2a block is
 // parsed: each is served under /<name> (card path_prefix), inherits the
 // site's auth block unless it has its own and the site card's public_url
-// unless its card sets one, and scopes its tasks, contexts and push
-// configs by its name unless owner_scope is set (TURN-10). A name that
-// collides with the root's WebSocket path or an owner scope equal to the
-// root agent's is a config error.
+// and security_requirements_form unless its card sets them, and scopes its
+// tasks, contexts and push configs by its name unless owner_scope is set
+// (TURN-10). A name that collides with the root's WebSocket path or an
+// owner scope equal to the root agent's is a config error.
 func (hs *a2aHandlers) finishAgents(d *caddyfile.Dispenser) error {
 	if len(hs.agents) == 0 {
 		return nil
@@ -91,6 +91,9 @@ func (hs *a2aHandlers) finishAgents(d *caddyfile.Dispenser) error {
 		}
 		if sub.card.PublicURL == "" {
 			sub.card.PublicURL = hs.card.PublicURL
+		}
+		if sub.card.SecurityRequirementsForm == "" {
+			sub.card.SecurityRequirementsForm = hs.card.SecurityRequirementsForm // CARD-4
 		}
 		sub.card.PathPrefix = "/" + a.name
 		if sub.agent.OwnerScope == "" {

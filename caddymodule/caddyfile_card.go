@@ -35,6 +35,8 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 			c.PublicURL, err = oneArg(d)
 		case "namespace":
 			c.Namespace, err = oneArg(d)
+		case "security_requirements_form":
+			c.SecurityRequirementsForm, err = oneArg(d) // CARD-4; checked by c.Validate below
 		case "artifact_extension":
 			c.ArtifactExtensionURI, err = oneArg(d)
 		case "thinking_extension":

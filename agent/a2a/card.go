@@ -1,6 +1,9 @@
 package a2a
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // AgentCard describes an agent: identity, interfaces, capabilities, security
 // and skills. It is served at /.well-known/agent-card.json.
@@ -128,15 +131,93 @@ type HTTPAuthSecurityScheme struct {
 	BearerFormat string `json:"bearerFormat,omitempty"`
 }
 
-// StringList wraps a list of strings, as ProtoJSON encodes it.
+// StringList wraps a list of strings, as ProtoJSON encodes it. It also
+// reads a bare JSON array, the form a2a-go (<= v2.3.1) writes and reads
+// (see RequirementsBare), so cards of either form parse.
 type StringList struct {
 	List []string `json:"list"`
 }
+
+// UnmarshalJSON reads {"list":[…]} or a bare [...].
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		l.List = nil
+		return json.Unmarshal(t, &l.List)
+	}
+	type plain StringList
+	return json.Unmarshal(b, (*plain)(l))
+}
+
+// RequirementsForm is how a SecurityRequirement writes its scopes.
+type RequirementsForm uint8
+
+const (
+	// RequirementsProtoJSON writes each scheme's scopes as a ProtoJSON
+	// StringList, {"schemes":{"bearerAuth":{"list":[]}}}: the A2A 1.0 form
+	// (A2A PR 2046), the default.
+	RequirementsProtoJSON RequirementsForm = iota
+	// RequirementsBare writes the scopes as a bare array,
+	// {"schemes":{"bearerAuth":[]}}: the only form the official Go SDK
+	// (a2a-go up to v2.3.1, its issue 430) reads. Not the spec's form.
+	RequirementsBare
+)
 
 // SecurityRequirement maps scheme names to required scopes; the schemes of
 // one requirement are all needed, and any one requirement of a list suffices.
 type SecurityRequirement struct {
 	Schemes map[string]StringList `json:"schemes"`
+	// Form is how MarshalJSON writes Schemes (never itself on the wire).
+	// Default: RequirementsProtoJSON.
+	Form RequirementsForm `json:"-"`
+}
+
+// MarshalJSON writes the requirement in its Form.
+func (r SecurityRequirement) MarshalJSON() ([]byte, error) {
+	if r.Form != RequirementsBare {
+		type plain SecurityRequirement
+		return json.Marshal(plain(r))
+	}
+	schemes := make(map[string][]string, len(r.Schemes))
+	for name, l := range r.Schemes {
+		schemes[name] = l.List
+		if l.List == nil {
+			schemes[name] = []string{}
+		}
+	}
+	return json.Marshal(struct {
+		Schemes map[string][]string `json:"schemes"`
+	}{schemes})
+}
+
+// WithRequirementsForm returns a copy of c whose securityRequirements (the
+// card's and every skill's) are written in form f; c is not changed.
+func (c *AgentCard) WithRequirementsForm(f RequirementsForm) *AgentCard {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.SecurityRequirements = withForm(c.SecurityRequirements, f)
+	if c.Skills != nil {
+		out.Skills = make([]AgentSkill, len(c.Skills))
+		for i, s := range c.Skills {
+			s.SecurityRequirements = withForm(s.SecurityRequirements, f)
+			out.Skills[i] = s
+		}
+	}
+	return &out
+}
+
+// withForm returns a copy of reqs in form f (nil stays nil).
+func withForm(reqs []SecurityRequirement, f RequirementsForm) []SecurityRequirement {
+	if reqs == nil {
+		return nil
+	}
+	out := make([]SecurityRequirement, len(reqs))
+	for i, r := range reqs {
+		r.Form = f
+		out[i] = r
+	}
+	return out
 }
 
 // Bool returns a pointer to b, for optional fields.

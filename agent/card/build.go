@@ -93,6 +93,9 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	if rt.LegacyV03 {
 		v03.AddDual(c)
 	}
+	if f := cfg.RequirementsForm(); f != a2a.RequirementsProtoJSON {
+		c = c.WithRequirementsForm(f) // CARD-4: copies, so upstream skills stay as fetched
+	}
 	return c
 }
 

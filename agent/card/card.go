@@ -137,6 +137,16 @@ type Config struct {
 	// RequiredExtensions lists URIs (of the built-in or additional
 	// extensions) that clients must activate; they are marked required.
 	RequiredExtensions []string `json:"required_extensions,omitempty"`
+	// SecurityRequirementsForm is how the card's securityRequirements (and
+	// its skills') are written, on every card served for this agent (the
+	// public card, the extended card, their signatures): "protojson", the
+	// A2A 1.0 form [{"schemes":{"bearerAuth":{"list":[]}}}], or "a2a-go",
+	// [{"schemes":{"bearerAuth":[]}}], the only form the official Go SDK
+	// (a2a-go up to v2.3.1) reads: set it when Go clients using that SDK
+	// must discover a card with auth. gRPC always carries the proto form.
+	// Default: protojson. An `agent NAME` block inherits the site card's
+	// value unless its card sets one.
+	SecurityRequirementsForm string `json:"security_requirements_form,omitempty"`
 }
 
 // Runtime holds the facts the operator never types: where the agent is
@@ -215,6 +225,9 @@ func (c *Config) Validate() error {
 		if err := checkPublicURL(c.PublicURL); err != nil {
 			add("card public_url: %v", err)
 		}
+	}
+	if err := checkRequirementsForm(c.SecurityRequirementsForm); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Namespace != "" && !namespaceRe.MatchString(c.Namespace) {
 		add("card namespace: %q must be an identifier (letters, digits, _)", c.Namespace)

@@ -29,6 +29,11 @@ type node struct {
 	elem   *node            // array elements (nil: scalars)
 	values *node            // map values (nil: scalar values)
 	free   bool             // free-form JSON (google.protobuf.Struct): kept as is
+	// stringList marks a StringList message ({"list": […]}): a bare array
+	// there (the a2a-go form of securityRequirements scopes, CARD-4) is
+	// read as {"list": array}, the card's ProtoJSON form, so both
+	// renderings of one card have one payload.
+	stringList bool
 }
 
 func obj(p presence, fields map[string]*node) *node { return &node{p: p, fields: fields} }
@@ -50,7 +55,7 @@ func flow(fields ...string) *node {
 }
 
 var securityRequirement = obj(plain, map[string]*node{
-	"schemes": mapOf(plain, obj(plain, map[string]*node{"list": list(plain, nil)})),
+	"schemes": mapOf(plain, &node{p: plain, fields: map[string]*node{"list": list(plain, nil)}, stringList: true}),
 })
 
 // cardSchema is the AgentCard message with its field presence rules.
@@ -128,6 +133,9 @@ func isDefault(v any) bool {
 // prune applies the field presence rules of n to v, dropping unknown
 // members of known objects.
 func prune(n *node, v any) any {
+	if arr, ok := v.([]any); ok && n.stringList {
+		v = map[string]any{"list": arr}
+	}
 	switch {
 	case n.free:
 		return v
@@ -235,7 +243,10 @@ func decodeCard(raw []byte) (map[string]any, error) {
 // 1.0 §8.4.1: the card's ProtoJSON form with field presence applied
 // (unknown members dropped, optional fields kept when set, required fields
 // always kept, other default values dropped), without `signatures`,
-// canonicalized with RFC 8785.
+// canonicalized with RFC 8785. Scopes of securityRequirements written as
+// bare arrays (the a2a-go form, CARD-4) are read as their ProtoJSON
+// {"list": […]}, so a card has one payload in either form (and as the
+// proto message gRPC carries).
 func CanonicalCard(raw []byte) ([]byte, error) {
 	m, err := decodeCard(raw)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package validate checks an A2A 1.0 Agent Card (CARD-9): required
 // fields, skills, descriptions, generic names, v0.x fields with their v1.0
-// replacement, embedded credentials, security declarations, non-HTTPS
-// URLs and signatures. Probe additionally checks a live agent against its
+// replacement, embedded credentials, security declarations, the known
+// clients that cannot read the card (the a2a-go form of
+// securityRequirements), non-HTTPS URLs and signatures. Probe additionally checks a live agent against its
 // card. Each problem is a Finding with a JSON pointer and a fix.
 //
 // The package has no Caddy imports; fetching is bounded by timeouts and
@@ -116,6 +117,7 @@ func Card(raw []byte, opts Options) []Finding {
 	c.provider(card)
 	c.skills(card)
 	c.security(card)
+	c.clients(card)
 	c.urls(card)
 	c.credentials(card, "")
 	c.signatures(raw, card)

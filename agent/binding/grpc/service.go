@@ -175,6 +175,10 @@ type extendedCardRequest struct {
 func (v *service) GetExtendedAgentCard(ctx context.Context, in *pb.GetExtendedAgentCardRequest) (*pb.AgentCard, error) {
 	return unary(ctx, v.s, a2a.MethodGetExtendedAgentCard, in, new(pb.AgentCard), func(ctx context.Context, c agent.Call, req *extendedCardRequest) (*a2a.AgentCard, error) {
 		c.Tenant = req.Tenant
-		return v.s.svc.GetExtendedAgentCard(ctx, c)
+		card, err := v.s.svc.GetExtendedAgentCard(ctx, c)
+		// Proto has one form of securityRequirements: the a2a-go form of
+		// security_requirements_form (CARD-4) is for JSON only. The
+		// signatures stay valid: their payload is the ProtoJSON form.
+		return card.WithRequirementsForm(a2a.RequirementsProtoJSON), err
 	})
 }
