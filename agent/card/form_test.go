@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	goa2a "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -186,7 +185,7 @@ func TestRequirementsFormSignedAndExtended(t *testing.T) {
 		t.Errorf("a2a-go cannot parse the signed card: %v", err)
 	}
 
-	ext := Extend(h.CardAt("https://agent.example/"), RuntimeDetails{Store: "sqlite", Push: "disabled"}, time.Now())
+	ext := Extend(h.CardAt("https://agent.example/"), RuntimeDetails{Store: "sqlite", Push: "disabled"})
 	if err := h.Sign(ext); err != nil {
 		t.Fatal(err)
 	}
