@@ -22,8 +22,13 @@ const LastEventIDKey = "lastEventId"
 
 // resumeAfter returns the sequence number a SubscribeToTask resumes after:
 // the call's Last-Event-ID, else metadata.lastEventId; nil when neither is
-// set (a fresh subscription).
-func resumeAfter(call Call, md map[string]any) (*uint64, error) {
+// set (a fresh subscription). Both are read only when the call activates
+// StreamResumeExtension: a plain A2A 1.0 subscription always starts with
+// the Task, and its metadata is its own (see beyond.go).
+func (s *Service) resumeAfter(call Call, md map[string]any) (*uint64, error) {
+	if !s.activated(call, StreamResumeExtension) {
+		return nil, nil
+	}
 	raw := strings.TrimSpace(call.LastEventID)
 	if raw == "" {
 		switch v := md[LastEventIDKey].(type) {
