@@ -252,7 +252,8 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
 	}
 	card.EventLogSize = cmp.Or(h.EventLogSize, store.DefaultEventLogSize) // RPC-17
-	if h.DedupeWindow >= 0 {                                              // RPC-18: the idempotent-send extension
+	// RPC-18: the idempotent-send extension, unless dedupe_window is off.
+	if h.DedupeWindow >= 0 {
 		card.DedupeWindow = cmp.Or(h.DedupeWindow, caddy.Duration(agent.DefaultDedupeWindow))
 		card.DedupeAlways = h.Dedupe == "always"
 	} else {
