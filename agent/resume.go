@@ -12,8 +12,8 @@ import (
 
 // StreamResumeExtension is the extension URI of resumable streams (RPC-17):
 // every task event carries a per-task sequence number as its SSE id, and a
-// SubscribeToTask with Last-Event-ID (or metadata.lastEventId) replays what
-// the client missed.
+// SubscribeToTask that activates it and sends Last-Event-ID (or
+// metadata.lastEventId) replays what the client missed.
 const StreamResumeExtension = "urn:caddy-a2a:stream-resume:v1"
 
 // LastEventIDKey is the SubscribeToTask metadata key that carries the

@@ -130,7 +130,7 @@ func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
 	if rt.EventLogSize > 0 {
 		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
 			URI:         StreamResumeExtension,
-			Description: "Resumable streams: every task event carries a per-task sequence number as its SSE id; SubscribeToTask with Last-Event-ID (or metadata.lastEventId) replays the events after it, then continues live.",
+			Description: "Resumable streams: every task event carries a per-task sequence number as its SSE id; a SubscribeToTask that activates this extension and sends Last-Event-ID (or metadata.lastEventId) replays the events after it, then continues live.",
 			Required:    required(StreamResumeExtension),
 			Params:      map[string]any{"eventLogSize": rt.EventLogSize, "lastEventIdMetadataKey": "lastEventId"},
 		})
