@@ -36,7 +36,7 @@ func benchHandler(b *testing.B) Handler {
 var benchSendBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC with two vSwitches."}]}}}`)
 
 // benchMsgSeq numbers the benchmark's messages: each send has its own
-// messageId, as a resent one starts no turn (RPC-18).
+// messageId, as a real client does (a resent one starts no turn under RPC-18 when activated).
 var benchMsgSeq atomic.Int64
 
 // benchSendBodyN is benchSendBody with messageId m<n>.
@@ -153,7 +153,7 @@ func BenchmarkSendStreamingMessage(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			w := httptest.NewRecorder()
-			// Its own messageId: a resent one would replay the first turn (RPC-18).
+			// Its own messageId, as a real client sends (RPC-18).
 			body := bytes.Replace(benchStreamBody, []byte(`"messageId":"m1"`), []byte(`"messageId":"s`+strconv.FormatInt(benchMsgSeq.Add(1), 10)+`"`), 1)
 			h.Serve(w, benchRequest(body), "bench")
 			if !bytes.Contains(w.Body.Bytes(), []byte("TASK_STATE_INPUT_REQUIRED")) {

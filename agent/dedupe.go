@@ -12,12 +12,18 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
-// Idempotent sends (RPC-18): a SendMessage or SendStreamingMessage whose
-// messageId the same principal already sent to the same task or context
-// within Config.DedupeWindow starts no second turn; it answers with the
-// task the first send created (blocking: as it is once that turn is over;
+// Idempotent sends (RPC-18), opt-in: a SendMessage or SendStreamingMessage
+// that activates IdempotentSendExtension (or any, with Config.DedupeAlways;
+// see Service.idempotent) and whose messageId the same principal already
+// sent, so deduplicated, to the same task or context within
+// Config.DedupeWindow starts no second turn; it answers with the task the
+// first send created (blocking: as it is once that turn is over;
 // streaming: its events from the first send's turn on). The same id with
-// another body is InvalidParams.
+// another body is InvalidParams. A send that does not deduplicate is
+// neither checked nor recorded: A2A 1.0 lets clients reuse a messageId.
+//
+// The target is part of the key: a resend that adds the contextId the
+// server assigned to the first send (a new target) is a second turn.
 
 // dedupeTarget is what a message is sent to, as SentMessage.Target.
 func dedupeTarget(m *a2a.Message) string {
@@ -62,14 +68,14 @@ func messageHashMarshal(m *a2a.Message) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// claimSend records msg (to be sent as task taskID) for RPC-18. It returns
-// the earlier send of the same message, if any, and a release function
-// that forgets the claim (to call when the send fails before its turn
-// starts). Without a SentMessageStore, or with deduplication off, it
-// records nothing.
-func (s *Service) claimSend(ctx context.Context, owner string, msg *a2a.Message, taskID string) (*store.SentMessage, func(), error) {
+// claimSend records msg (to be sent as task taskID) for RPC-18 when the
+// call deduplicates (on). It returns the earlier send of the same message,
+// if any, and a release function that forgets the claim (to call when the
+// send fails before its turn starts). Without a SentMessageStore, or when
+// off, it records nothing.
+func (s *Service) claimSend(ctx context.Context, on bool, owner string, msg *a2a.Message, taskID string) (*store.SentMessage, func(), error) {
 	noop := func() {}
-	if s.hub.sent == nil || s.cfg.DedupeWindow < 0 {
+	if !on || s.hub.sent == nil || s.cfg.DedupeWindow < 0 {
 		return nil, noop, nil
 	}
 	hash, err := messageHash(msg)

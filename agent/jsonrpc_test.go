@@ -313,18 +313,24 @@ func TestJSONRPCBodyTooLarge(t *testing.T) {
 	}
 }
 
+// RPC-15: a request Content-Type that is not JSON is ContentTypeNotSupported
+// (-32005, reason CONTENT_TYPE_NOT_SUPPORTED) with HTTP 200 and a null id
+// (the body is not read); JSON types with parameters, in any case, and a
+// missing Content-Type are accepted.
 func TestJSONRPCContentType(t *testing.T) {
 	e := newTestEnv(t, Config{})
 	body := rpcBody(1, a2a.MethodListTasks, map[string]any{})
-	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx"} {
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx", "application/json;;"} {
 		h := v1Headers("")
 		h.Set("Content-Type", ct)
 		_, rep := e.rawRPC(body, h)
-		if rep.Error == nil || rep.Error.Code != a2a.CodeInvalidRequest {
-			t.Errorf("Content-Type %q: %+v, want -32600", ct, rep.Error)
+		if rep.Error == nil || rep.Error.Code != a2a.CodeContentTypeNotSupported || string(rep.ID) != "null" {
+			t.Errorf("Content-Type %q: id %s %+v, want -32005 with id null", ct, rep.ID, rep.Error)
+			continue
 		}
+		checkErrorInfo(t, rep.Error.Data, "CONTENT_TYPE_NOT_SUPPORTED")
 	}
-	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "application/a2a+json", "APPLICATION/JSON"} {
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "application/a2a+json", "APPLICATION/JSON", "Application/A2A+JSON; charset=UTF-8", ""} {
 		h := v1Headers("")
 		h.Set("Content-Type", ct)
 		if _, rep := e.rawRPC(body, h); rep.Error != nil {

@@ -71,7 +71,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 	}
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
 	call.markLegacyPush(req)
-	r, first, sub, prior, err := s.start(ctx, owner, call.BaseURL, req, immediate)
+	r, first, sub, prior, err := s.start(ctx, owner, call, req, immediate)
 	if err != nil {
 		release()
 		return nil, err
@@ -121,7 +121,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 		return nil, err
 	}
 	call.markLegacyPush(req)
-	r, first, sub, prior, err := s.start(ctx, owner, call.BaseURL, req, true)
+	r, first, sub, prior, err := s.start(ctx, owner, call, req, true)
 	if err != nil {
 		release()
 		return nil, err

@@ -361,10 +361,18 @@ func TestRESTVersionAndMethods(t *testing.T) {
 	if hr.status != http.StatusMethodNotAllowed {
 		t.Errorf("DELETE /tasks/abc: HTTP %d", hr.status)
 	}
-	// Wrong content type on a body route.
+	// Wrong content type on a body route: 415 ContentTypeNotSupported
+	// (RPC-15); JSON types with parameters are accepted.
 	h = restHeaders("")
 	h.Set("Content-Type", "text/plain")
-	e.restError("POST", "/message:send", []byte(mustJSON(sendReq(msg("x")))), h, 400, "INVALID_REQUEST")
+	e.restError("POST", "/message:send", []byte(mustJSON(sendReq(msg("x")))), h, 415, "CONTENT_TYPE_NOT_SUPPORTED")
+	for _, ct := range []string{"application/a2a+json", "application/json; charset=utf-8", "APPLICATION/JSON"} {
+		h = restHeaders("")
+		h.Set("Content-Type", ct)
+		if hr := e.do("POST", "/message:send", []byte(mustJSON(sendReq(msg("x")))), h); hr.status != http.StatusOK {
+			t.Errorf("Content-Type %q: HTTP %d %s, want 200", ct, hr.status, hr.body)
+		}
+	}
 	// Not an A2A route: left to the next handler.
 	for _, p := range []string{"/other", "/tasks/a/b", "/a/b/c/d/e", "/message:other"} {
 		if hr := e.do("GET", p, nil, restHeaders("")); hr.status != http.StatusTeapot {

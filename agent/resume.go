@@ -12,8 +12,8 @@ import (
 
 // StreamResumeExtension is the extension URI of resumable streams (RPC-17):
 // every task event carries a per-task sequence number as its SSE id, and a
-// SubscribeToTask with Last-Event-ID (or metadata.lastEventId) replays what
-// the client missed.
+// SubscribeToTask that activates it and sends Last-Event-ID (or
+// metadata.lastEventId) replays what the client missed.
 const StreamResumeExtension = "urn:caddy-a2a:stream-resume:v1"
 
 // LastEventIDKey is the SubscribeToTask metadata key that carries the
@@ -22,8 +22,13 @@ const LastEventIDKey = "lastEventId"
 
 // resumeAfter returns the sequence number a SubscribeToTask resumes after:
 // the call's Last-Event-ID, else metadata.lastEventId; nil when neither is
-// set (a fresh subscription).
-func resumeAfter(call Call, md map[string]any) (*uint64, error) {
+// set (a fresh subscription). Both are read only when the call activates
+// StreamResumeExtension: a plain A2A 1.0 subscription always starts with
+// the Task, and its metadata is its own (see beyond.go).
+func (s *Service) resumeAfter(call Call, md map[string]any) (*uint64, error) {
+	if !s.activated(call, StreamResumeExtension) {
+		return nil, nil
+	}
 	raw := strings.TrimSpace(call.LastEventID)
 	if raw == "" {
 		switch v := md[LastEventIDKey].(type) {

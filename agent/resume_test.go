@@ -62,7 +62,13 @@ func seqsOf(evs []seqEvent) []uint64 {
 	return out
 }
 
-func resumeCall(id uint64) Call { return Call{LastEventID: strconv.FormatUint(id, 10)} }
+// resumeExt activates resumable streams (RPC-17); idemExt idempotent
+// sends (RPC-18).
+var resumeExt, idemExt = []string{StreamResumeExtension}, []string{IdempotentSendExtension}
+
+func resumeCall(id uint64) Call {
+	return Call{LastEventID: strconv.FormatUint(id, 10), Extensions: resumeExt}
+}
 
 // RPC-17: a stream cut after event k and resumed with Last-Event-ID k gets
 // k+1… without gap or duplicate, live and across a turn boundary (stored
@@ -222,7 +228,17 @@ func TestResumeTerminalTaskReplaysAndEnds(t *testing.T) {
 	if _, err := e.svc.SubscribeToTask(ctx, Call{}, &a2a.SubscribeToTaskRequest{ID: taskID}); !errors.As(err, &ae) || ae.Code != a2a.CodeUnsupportedOperation {
 		t.Fatalf("plain SubscribeToTask on a completed task: %v, want UnsupportedOperation", err)
 	}
-	rs, err := e.svc.SubscribeToTask(ctx, Call{}, &a2a.SubscribeToTaskRequest{ID: taskID, Metadata: map[string]any{LastEventIDKey: "1"}})
+	// Without the extension, Last-Event-ID and metadata.lastEventId are
+	// not read (a plain 1.0 request, whose metadata is its own).
+	for _, c := range []struct {
+		call Call
+		md   map[string]any
+	}{{Call{LastEventID: "1"}, nil}, {Call{}, map[string]any{LastEventIDKey: "x"}}} {
+		if _, err := e.svc.SubscribeToTask(ctx, c.call, &a2a.SubscribeToTaskRequest{ID: taskID, Metadata: c.md}); !errors.As(err, &ae) || ae.Code != a2a.CodeUnsupportedOperation {
+			t.Errorf("plain SubscribeToTask %+v %v: %v, want UnsupportedOperation (no resume)", c.call, c.md, err)
+		}
+	}
+	rs, err := e.svc.SubscribeToTask(ctx, Call{Extensions: resumeExt}, &a2a.SubscribeToTaskRequest{ID: taskID, Metadata: map[string]any{LastEventIDKey: "1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +247,7 @@ func TestResumeTerminalTaskReplaysAndEnds(t *testing.T) {
 	if got[len(got)-1].seq != last {
 		t.Errorf("replay ended at %d, want %d", got[len(got)-1].seq, last)
 	}
-	if _, err := e.svc.SubscribeToTask(ctx, Call{LastEventID: "x"}, &a2a.SubscribeToTaskRequest{ID: taskID}); !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
+	if _, err := e.svc.SubscribeToTask(ctx, Call{LastEventID: "x", Extensions: resumeExt}, &a2a.SubscribeToTaskRequest{ID: taskID}); !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
 		t.Errorf("Last-Event-ID x: %v, want InvalidParams", err)
 	}
 }
@@ -247,20 +263,21 @@ func (b countingBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, 
 	return emit(backend.Event{V: 1, Type: backend.EventEnd, Outcome: backend.OutcomeInputRequired})
 }
 
-// RPC-18: the same messageId twice from one principal is one task and one
-// turn (blocking and streaming, where the resend replays the first
+// RPC-18: with the extension activated, the same messageId twice from
+// one principal is one task and one turn (blocking and streaming, where the resend replays the first
 // stream's events); another body under it is -32602; another principal, or
 // the same one after the window, starts a new turn.
 func TestDedupeSends(t *testing.T) {
 	var turns atomic.Int64
 	e := newTestEnv(t, Config{Backend: countingBackend{&turns}, DedupeWindow: 300 * time.Millisecond})
 	ctx := t.Context()
+	alice := Call{Principal: "alice", Extensions: idemExt}
 	m := msg("once")
-	a, err := e.svc.SendMessage(ctx, Call{Principal: "alice"}, sendReq(m))
+	a, err := e.svc.SendMessage(ctx, alice, sendReq(m))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.svc.SendMessage(ctx, Call{Principal: "alice"}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts}))
+	b, err := e.svc.SendMessage(ctx, alice, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +287,12 @@ func TestDedupeSends(t *testing.T) {
 	if b.Task.Status.State != a2a.TaskStateInputRequired {
 		t.Errorf("resend answered state %s, want the task as the turn left it", b.Task.Status.State)
 	}
-	_, err = e.svc.SendMessage(ctx, Call{Principal: "alice"}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("other")}}))
+	_, err = e.svc.SendMessage(ctx, alice, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("other")}}))
 	var ae *a2a.Error
 	if !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
 		t.Fatalf("same messageId, other body: %v, want -32602", err)
 	}
-	if c, err := e.svc.SendMessage(ctx, Call{Principal: "bob"}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts})); err != nil || c.Task.ID == a.Task.ID {
+	if c, err := e.svc.SendMessage(ctx, Call{Principal: "bob", Extensions: idemExt}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts})); err != nil || c.Task.ID == a.Task.ID {
 		t.Fatalf("another principal's send under the same id: %v, %v; want its own task", c, err)
 	}
 	if turns.Load() != 2 {
@@ -284,12 +301,12 @@ func TestDedupeSends(t *testing.T) {
 
 	// Streaming: the resend streams the first send's events from its start.
 	sm := msg("streamed")
-	st, err := e.svc.SendStreamingMessage(ctx, Call{Principal: "alice"}, sendReq(sm))
+	st, err := e.svc.SendStreamingMessage(ctx, alice, sendReq(sm))
 	if err != nil {
 		t.Fatal(err)
 	}
 	orig := readEvents(t, st, -1)
-	again, err := e.svc.SendStreamingMessage(ctx, Call{Principal: "alice"}, sendReq(&a2a.Message{MessageID: sm.MessageID, Role: a2a.RoleUser, Parts: sm.Parts}))
+	again, err := e.svc.SendStreamingMessage(ctx, alice, sendReq(&a2a.Message{MessageID: sm.MessageID, Role: a2a.RoleUser, Parts: sm.Parts}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +320,7 @@ func TestDedupeSends(t *testing.T) {
 
 	// After the window the same id is a new message.
 	time.Sleep(400 * time.Millisecond)
-	if d, err := e.svc.SendMessage(ctx, Call{Principal: "alice"}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts})); err != nil || d.Task.ID == a.Task.ID {
+	if d, err := e.svc.SendMessage(ctx, alice, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts})); err != nil || d.Task.ID == a.Task.ID {
 		t.Fatalf("resend after the window: %v, %v; want a new task", d, err)
 	}
 	if turns.Load() != 4 {
@@ -325,7 +342,7 @@ func TestDedupeResendWhileRunning(t *testing.T) {
 	}
 	out := make(chan res, 2)
 	send := func() {
-		r, err := e.svc.SendMessage(ctx, Call{}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts}))
+		r, err := e.svc.SendMessage(ctx, Call{Extensions: idemExt}, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts}))
 		out <- res{r, err}
 	}
 	go send()
@@ -360,7 +377,7 @@ func TestDedupeResendWhileRunning(t *testing.T) {
 	bad := followUp("nope", a2a.Task{ID: "no-such-task"})
 	for range 2 {
 		var ae *a2a.Error
-		if _, err := e.svc.SendMessage(ctx, Call{}, sendReq(&a2a.Message{MessageID: bad.MessageID, TaskID: bad.TaskID, Role: a2a.RoleUser, Parts: bad.Parts})); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
+		if _, err := e.svc.SendMessage(ctx, Call{Extensions: idemExt}, sendReq(&a2a.Message{MessageID: bad.MessageID, TaskID: bad.TaskID, Role: a2a.RoleUser, Parts: bad.Parts})); !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
 			t.Fatalf("follow-up of an unknown task: %v, want TaskNotFound", err)
 		}
 	}
@@ -381,7 +398,9 @@ func TestResumeMetadataOverJSONRPC(t *testing.T) {
 	task := *evs[0].Task
 	e.waitState("", task.ID, a2a.TaskStateInputRequired, 10*time.Second)
 	last := e.svc.lastSeq(t.Context(), task.ID)
-	s := e.rpcStream("", a2a.MethodSubscribeToTask, map[string]any{"id": task.ID, "metadata": map[string]any{LastEventIDKey: "2"}}, 7)
+	hdr := v1Headers("")
+	hdr.Set("A2A-Extensions", StreamResumeExtension)
+	s := e.openStream("/", rpcBody(7, a2a.MethodSubscribeToTask, map[string]any{"id": task.ID, "metadata": map[string]any{LastEventIDKey: "2"}}), hdr)
 	defer s.close()
 	// The replay, then the stream waits for a next turn (input-required).
 	var ids []string

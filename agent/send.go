@@ -13,26 +13,28 @@ import (
 
 // start validates a message, creates (or continues) its task, stores it
 // SUBMITTED, subscribes the caller and launches the turn. A message the
-// caller already sent (RPC-18) launches nothing: prior is its first send.
+// caller already sent, on a call that deduplicates (RPC-18, idempotent),
+// launches nothing: prior is its first send.
 //
 // durable says whether the SUBMITTED task must be stored before start
 // returns: true when the caller learns the task id before the turn ends
 // (streaming, returnImmediately, an inline push config). Otherwise the task
 // is written lazily: only if the turn is still running after
 // lazyWriteDelay, and in any case durably when it ends.
-func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.SendMessageRequest, durable bool) (_ *run, _ a2a.Task, _ store.Subscription, prior *store.SentMessage, err error) {
+func (s *Service) start(ctx context.Context, owner string, call Call, req *a2a.SendMessageRequest, durable bool) (_ *run, _ a2a.Task, _ store.Subscription, prior *store.SentMessage, err error) {
 	var zero a2a.Task
 	msg, pushCfg, err := s.checkSend(ctx, req)
 	if err != nil {
 		return nil, zero, nil, nil, err
 	}
-	// A resent messageId starts no second turn (RPC-18); the claim is
-	// forgotten when this send fails before its turn starts.
+	// A resent messageId starts no second turn when the call deduplicates
+	// (RPC-18); the claim is forgotten when this send fails before its
+	// turn starts. A plain A2A 1.0 send claims nothing.
 	newTaskID := ""
 	if msg.TaskID == "" {
 		newTaskID = newID()
 	}
-	prior, release, err := s.claimSend(ctx, owner, msg, cmp.Or(msg.TaskID, newTaskID))
+	prior, release, err := s.claimSend(ctx, s.idempotent(call), owner, msg, cmp.Or(msg.TaskID, newTaskID))
 	if err != nil || prior != nil {
 		return nil, zero, nil, prior, err
 	}
@@ -57,7 +59,7 @@ func (s *Service) start(ctx context.Context, owner, baseURL string, req *a2a.Sen
 	if err != nil {
 		return nil, zero, nil, nil, err
 	}
-	in.baseURL = baseURL
+	in.baseURL = call.BaseURL
 	if cont != nil && (in.badCwd || in.otherCwd) {
 		// Continuing a task in another (or an unacceptable) workspace is
 		// refused before the task is touched: it stays as it was (RPC-6).

@@ -105,9 +105,16 @@ type Config struct {
 	EventLogSize int
 	// DedupeWindow is how long a sent messageId is remembered: a resend
 	// by the same principal to the same task or context within it starts
-	// no second turn (RPC-18, dedupe_window). Default 10m; negative turns
-	// deduplication off.
+	// no second turn (RPC-18, dedupe_window), for sends that activate
+	// IdempotentSendExtension (or every send with DedupeAlways). Default
+	// 10m; negative turns deduplication off (and the extension is not
+	// offered).
 	DedupeWindow time.Duration
+	// DedupeAlways deduplicates every send by its messageId, as if each
+	// activated IdempotentSendExtension (RPC-18, `dedupe always`). Default
+	// false: only sends that activate the extension are deduplicated, and
+	// a plain A2A 1.0 send always starts a new turn.
+	DedupeAlways bool
 	// MaxPushConfigsPerTask caps the push configs of one task (PUSH-1):
 	// creating one more (by the config methods or inline on SendMessage) is
 	// InvalidParamsError; replacing an existing id is allowed. Default 10.
@@ -150,7 +157,7 @@ func (c Config) WithDefaults() Config {
 		c.EventLogSize = store.DefaultEventLogSize
 	}
 	if c.DedupeWindow == 0 {
-		c.DedupeWindow = 10 * time.Minute
+		c.DedupeWindow = DefaultDedupeWindow
 	}
 	if c.MaxPushConfigsPerTask <= 0 {
 		c.MaxPushConfigsPerTask = 10
@@ -180,6 +187,7 @@ func (c Config) WithDefaults() Config {
 		c.Logger = zap.NewNop()
 	}
 	c.Input = c.Input.withDefaults()
+	c = c.withBuiltinExtensions()
 	if c.ArtifactURLs == "" {
 		c.ArtifactURLs = "http"
 	}
@@ -191,6 +199,9 @@ func (c Config) WithDefaults() Config {
 	}
 	return c
 }
+
+// DefaultDedupeWindow is the default of Config.DedupeWindow (RPC-18).
+const DefaultDedupeWindow = 10 * time.Minute
 
 // DefaultInlineArtifactBytes is the default of Config.InlineArtifactBytes.
 const DefaultInlineArtifactBytes = 64 << 10

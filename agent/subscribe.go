@@ -13,7 +13,8 @@ import (
 // events; without one within SubscribeIdleTimeout it ends after a final Task
 // snapshot. Resumed with Last-Event-ID (RPC-17), the events after it come
 // instead of the first Task (which comes only when the log no longer holds
-// them), and a terminal task's stream replays them and ends.
+// them), and a terminal task's stream replays them and ends; a call that
+// does not activate StreamResumeExtension is never resumed.
 func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.SubscribeToTaskRequest) (Stream, error) {
 	if err := s.admit(call, a2a.MethodSubscribeToTask); err != nil {
 		return nil, err
@@ -23,7 +24,7 @@ func (s *Service) SubscribeToTask(ctx context.Context, call Call, req *a2a.Subsc
 	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
 	}
-	after, err := resumeAfter(call, req.Metadata)
+	after, err := s.resumeAfter(call, req.Metadata)
 	if err != nil {
 		return nil, err
 	}

@@ -80,11 +80,20 @@ type AgentHandler struct {
 	// Last-Event-ID). 1..4096. Default: 1000.
 	EventLogSize int `json:"event_log_size,omitempty"`
 
-	// DedupeWindow is how long a sent messageId is remembered: a resend by
-	// the same principal to the same task or context within it starts no
-	// second turn (RPC-18). Negative (off in the Caddyfile) disables it.
+	// DedupeWindow is how long a sent messageId is remembered for
+	// idempotent sends (RPC-18): a deduplicated resend by the same
+	// principal to the same task or context within it starts no second
+	// turn. Negative (off in the Caddyfile) disables idempotent sends and
+	// the card no longer declares urn:caddy-a2a:idempotent-send:v1.
 	// Default: 10m.
 	DedupeWindow caddy.Duration `json:"dedupe_window,omitempty"`
+
+	// Dedupe says which sends are deduplicated (RPC-18): "extension" (the
+	// default) only those that activate urn:caddy-a2a:idempotent-send:v1
+	// (A2A-Extensions header, gRPC metadata, frame headers), so a plain
+	// A2A 1.0 client reusing a messageId always gets a new task; "always"
+	// every send of the site, activated or not.
+	Dedupe string `json:"dedupe,omitempty"`
 
 	// MaxBodySize bounds request bodies, in bytes. Default: 33554432 (32 MiB).
 	MaxBodySize int64 `json:"max_body_size,omitempty"`

@@ -76,7 +76,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 const maxEventLogSize = 4096
 
 // Validate checks the option values that need no provisioning:
-// subscribe_idle_timeout (RPC-11), event_log_size (RPC-17), artifact_urls, thinking_exposure and
+// subscribe_idle_timeout (RPC-11), event_log_size (RPC-17), dedupe (RPC-18), artifact_urls, thinking_exposure and
 // owner_scope (AUTH-4).
 func (h *AgentHandler) Validate() error {
 	if h.SubscribeIdleTimeout < 0 {
@@ -87,6 +87,11 @@ func (h *AgentHandler) Validate() error {
 	}
 	if h.EventLogSize < 0 || h.EventLogSize > maxEventLogSize {
 		return fmt.Errorf("event_log_size: must be between 1 and %d", maxEventLogSize)
+	}
+	switch h.Dedupe {
+	case "", "extension", "always":
+	default:
+		return fmt.Errorf("dedupe: must be extension or always, not %q", h.Dedupe)
 	}
 	switch h.ArtifactURLs {
 	case "", "http", "file":
@@ -183,6 +188,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		SubscribeIdleTimeout:  time.Duration(h.SubscribeIdleTimeout),
 		EventLogSize:          h.EventLogSize,
 		DedupeWindow:          time.Duration(h.DedupeWindow),
+		DedupeAlways:          h.Dedupe == "always",
 		CancelOnDisconnect:    h.CancelOnDisconnect,
 		LegacyV03:             h.LegacyV03,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,

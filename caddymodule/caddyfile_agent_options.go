@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -26,6 +27,7 @@ import (
 //	subscribe_idle_timeout <duration>
 //	event_log_size <n>
 //	dedupe_window <duration>|off
+//	dedupe extension|always
 //	max_body_size <size>
 //	thinking_exposure none|tool_trace|raw_thinking…
 //	cancel_on_disconnect
@@ -95,6 +97,13 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, d.Errf("dedupe_window: invalid duration %q (or off)", v)
 		}
 		h.DedupeWindow = caddy.Duration(dur)
+	case "dedupe": // RPC-18: opt-in by the extension, or forced
+		if err := stringArg(d, &h.Dedupe); err != nil {
+			return true, err
+		}
+		if h.Dedupe != "extension" && h.Dedupe != "always" {
+			return true, d.Errf("dedupe must be extension or always, not %q", h.Dedupe)
+		}
 	case "max_concurrent_turns":
 		n, err := intArg(d)
 		if err == nil && n < 1 {
@@ -243,6 +252,13 @@ func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
 		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
 	}
 	card.EventLogSize = cmp.Or(h.EventLogSize, store.DefaultEventLogSize) // RPC-17
+	// RPC-18: the idempotent-send extension, unless dedupe_window is off.
+	if h.DedupeWindow >= 0 {
+		card.DedupeWindow = cmp.Or(h.DedupeWindow, caddy.Duration(agent.DefaultDedupeWindow))
+		card.DedupeAlways = h.Dedupe == "always"
+	} else {
+		card.DedupeWindow, card.DedupeAlways = 0, false
+	}
 	c := *card
 	h.Card = &c
 }

@@ -25,3 +25,36 @@ func TestUnmarshalEventLogAndDedupe(t *testing.T) {
 		}
 	}
 }
+
+// RPC-18: `dedupe extension|always` maps to the handler's Dedupe and to the
+// card's idempotent-send extension (window, always); dedupe_window off
+// leaves the extension off the card; anything else is refused.
+func TestUnmarshalDedupeMode(t *testing.T) {
+	hs, err := parseBlock(t, "a2a {\ncard {\nname x\n}\ndedupe always\ndedupe_window 2m\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs.agent.Dedupe != "always" || !hs.card.DedupeAlways || time.Duration(hs.card.DedupeWindow) != 2*time.Minute {
+		t.Errorf("dedupe always: Dedupe %q, card always %v window %v; want always, true, 2m", hs.agent.Dedupe, hs.card.DedupeAlways, time.Duration(hs.card.DedupeWindow))
+	}
+	if err := hs.agent.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	hs, err = parseBlock(t, "a2a {\ncard {\nname x\n}\n}")
+	if err != nil || hs.agent.Dedupe != "" || hs.card.DedupeAlways || time.Duration(hs.card.DedupeWindow) != 10*time.Minute {
+		t.Errorf("default: %v, Dedupe %q, card always %v window %v; want extension mode, 10m", err, hs.agent.Dedupe, hs.card.DedupeAlways, time.Duration(hs.card.DedupeWindow))
+	}
+	hs, err = parseBlock(t, "a2a {\ncard {\nname x\n}\ndedupe extension\ndedupe_window off\n}")
+	if err != nil || hs.agent.Dedupe != "extension" || hs.card.DedupeWindow != 0 {
+		t.Errorf("dedupe_window off: %v, card window %v; want no extension", err, hs.card.DedupeWindow)
+	}
+	for _, bad := range []string{"dedupe", "dedupe sometimes", "dedupe always extension"} {
+		if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\n"+bad+"\n}"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	h := &AgentHandler{Dedupe: "never"}
+	if err := h.Validate(); err == nil {
+		t.Error(`Validate accepted dedupe "never"`)
+	}
+}

@@ -57,6 +57,15 @@ type CardHandler struct {
 	// (urn:caddy-a2a:stream-resume:v1, RPC-17) with params.eventLogSize.
 	// The a2a directive sets it from its event_log_size.
 	EventLogSize int `json:"event_log_size,omitempty"`
+	// DedupeWindow, when positive, advertises idempotent sends
+	// (urn:caddy-a2a:idempotent-send:v1, RPC-18) with
+	// params.windowSeconds. The a2a directive sets it from its
+	// dedupe_window (default 10m; off: not advertised).
+	DedupeWindow caddy.Duration `json:"dedupe_window,omitempty"`
+	// DedupeAlways sets params.always of the idempotent-send extension:
+	// every send is deduplicated. The a2a directive sets it with `dedupe
+	// always`.
+	DedupeAlways bool `json:"dedupe_always,omitempty"`
 
 	// Sign lists the keys the served card is signed with (CARD-6), one
 	// JWS signature per key, so keys can be rotated. The card is signed
@@ -149,6 +158,8 @@ func (h *CardHandler) options() card.Options {
 		LegacyV03:         h.LegacyV03,
 		UpstreamSkills:    skillsOf(h.Name), // TURN-9
 		EventLogSize:      h.EventLogSize,
+		DedupeWindow:      time.Duration(h.DedupeWindow),
+		DedupeAlways:      h.DedupeAlways,
 		JWKSPath:          h.JWKSPath,
 		Bindings:          h.Bindings,
 		ModTimes:          cardModTimes(),

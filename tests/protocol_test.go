@@ -460,7 +460,7 @@ func TestProtocolEndToEnd(t *testing.T) {
 			len(re.Error.Details) == 0 || re.Error.Details[0]["reason"] != "TASK_NOT_FOUND" {
 			t.Errorf("GET unknown task: %d %s", resp.StatusCode, b)
 		}
-		// A new message (a resent messageId would replay the first task, RPC-18).
+		// A new message (a resent messageId is a new task too: RPC-18 is opt-in).
 		body, _ = json.Marshal(map[string]any{"message": protoMsg("rest e2e", "", "")})
 		s := g.stream("POST", "/message:stream", body)
 		evs := s.all()

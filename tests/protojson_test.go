@@ -233,7 +233,7 @@ func TestContentTypes(t *testing.T) {
 	if r := harness.Do(t, "GET", gw.URL+"/tasks/no-such-task", ""); r.StatusCode != 404 || r.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("REST error: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if r := harness.Post(t, gw.URL+"/message:send", `{}`, harness.Header("Content-Type", "text/plain")); r.StatusCode != 400 || r.Header.Get("Content-Type") != "application/json" {
+	if r := harness.Post(t, gw.URL+"/message:send", `{}`, harness.Header("Content-Type", "text/plain")); r.StatusCode != 415 || r.Header.Get("Content-Type") != "application/json" { // RPC-15
 		t.Errorf("REST wrong request type: %d %q %s", r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 	}
 	// The card keeps its registered type.

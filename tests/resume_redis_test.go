@@ -20,7 +20,9 @@ func resumeRedisGateways(t *testing.T) (a, b string) {
 	t.Helper()
 	addr := harness.StartRedis(t)
 	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
-	site := "a2a {\n\tcard {\n\t\tname resume\n\t}\n\t" + protoSlowEcho + "\n}"
+	// dedupe always: the idempotent-send tests below need no header
+	// (RPC-18; the extension-activated path is in idempotent_test.go).
+	site := "a2a {\n\tcard {\n\t\tname resume\n\t}\n\tdedupe always\n\t" + protoSlowEcho + "\n}"
 	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
 	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
 	return ga.URL, gb.URL
@@ -81,7 +83,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	onA := append(append([]harness.Event(nil), first[1:]...), second[1:]...)
 
 	// B, after the turn: Last-Event-ID 2 replays A's events 3… and ends.
-	r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r1"), harness.Header("Last-Event-ID", "2"))
+	r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r1"), harness.Header("Last-Event-ID", "2"), resumeExt)
 	replay := r.RestEvents(30 * time.Second)
 	if got, want := sseStates(replay), sseStates(onA[2:]); !slices.Equal(got, want) {
 		t.Fatalf("replay on B after 2:\n got %v\nwant %v (A's events after 2, then the end)", got, want)
@@ -90,7 +92,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	// one included (nothing to replay: the stream just ends).
 	last := seqs2[len(seqs2)-1]
 	for _, after := range []uint64{0, end1, last} {
-		r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r2"), harness.Header("Last-Event-ID", fmt.Sprint(after)))
+		r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r2"), harness.Header("Last-Event-ID", fmt.Sprint(after)), resumeExt)
 		got := r.RestEvents(30 * time.Second)
 		if want := sseStates(onA[after:]); !slices.Equal(sseStates(got), want) {
 			t.Fatalf("replay on B after %d: %v, want %v", after, sseStates(got), want)
@@ -118,7 +120,7 @@ func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
 	wantConsecutive(t, "second turn on B (numbered on from A's turn)", sseSeqs(t, second[1:]), end1+1)
 	// B replays both turns from 1 (the task at rest: the replay, then the
 	// stream waits for a next turn, so it is read up to the last event).
-	h := harness.StreamHTTP(t, "GET", b+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"))
+	h := harness.StreamHTTP(t, "GET", b+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"), resumeExt)
 	want := sseStates(append(append([]harness.Event(nil), first[2:]...), second[1:]...))
 	var got []harness.Event
 	for len(got) < len(want) {

@@ -1,8 +1,9 @@
 package tests
 
-// End-to-end resumable streams and idempotent sends over the built binary
-// (RPC-17, RPC-18): SSE ids on both bindings, a reconnect with the
-// Last-Event-ID header over JSON-RPC and REST, and a resent messageId.
+// End-to-end resumable streams over the built binary (RPC-17): SSE ids on
+// both bindings, a reconnect with the Last-Event-ID header (and the
+// extension activated) over JSON-RPC and REST. Idempotent sends (RPC-18)
+// are in idempotent_test.go.
 
 import (
 	"strconv"
@@ -11,6 +12,10 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
+
+// resumeExt activates resumable streams (RPC-17): without it the
+// Last-Event-ID header is not read (a plain 1.0 request).
+var resumeExt = harness.Header("A2A-Extensions", "urn:caddy-a2a:stream-resume:v1")
 
 // sseSeqs returns the SSE ids of evs as numbers, failing on a missing or
 // malformed one.
@@ -67,7 +72,7 @@ func TestStreamResumeLastEventID(t *testing.T) {
 	taskID := head[0].Map["task"].(map[string]any)["id"].(string)
 
 	// JSON-RPC reconnect with the Last-Event-ID header: 3…, live to the end.
-	r := harness.StreamRPC(t, g.URL, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("s1"), harness.Header("Last-Event-ID", "2"))
+	r := harness.StreamRPC(t, g.URL, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("s1"), harness.Header("Last-Event-ID", "2"), resumeExt)
 	rest := r.RestEvents(30 * time.Second)
 	if len(rest) == 0 {
 		t.Fatal("resumed stream carried no event")
@@ -82,7 +87,7 @@ func TestStreamResumeLastEventID(t *testing.T) {
 
 	// REST reconnect on the task at rest: the stored events after 1, then
 	// the stream waits for a follow-up turn (RPC-11).
-	h := harness.StreamHTTP(t, "GET", g.URL+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"))
+	h := harness.StreamHTTP(t, "GET", g.URL+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"), resumeExt)
 	var replay []harness.Event
 	for uint64(len(replay)) < end-1 {
 		ev, ok := h.NextEvent(30 * time.Second)
@@ -107,61 +112,5 @@ func TestStreamResumeLastEventID(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("card extensions %v lack urn:caddy-a2a:stream-resume:v1 with eventLogSize 1000", exts)
-	}
-}
-
-func TestIdempotentSendOverHTTP(t *testing.T) {
-	g := protoStart(t, protoFastEcho)
-	m := protoMsg("only once", "", "")
-	first := g.send(map[string]any{"message": m})
-	again := g.send(map[string]any{"message": m})
-	if first.ID != again.ID || again.Status.State != "TASK_STATE_INPUT_REQUIRED" {
-		t.Fatalf("resend: task %s (%s), want the first send's task %s", again.ID, again.Status.State, first.ID)
-	}
-	var list struct {
-		TotalSize int `json:"totalSize"`
-	}
-	g.result("ListTasks", map[string]any{}, &list)
-	if list.TotalSize != 1 {
-		t.Errorf("%d tasks after a resend, want 1 (one turn)", list.TotalSize)
-	}
-	other := map[string]any{"messageId": m["messageId"], "role": "ROLE_USER", "parts": []any{map[string]any{"text": "something else"}}}
-	rep := g.rpc("SendMessage", map[string]any{"message": other})
-	if rep.Error == nil || rep.Error.Code != -32602 {
-		t.Fatalf("same messageId, other body: %+v %s, want -32602", rep.Error, rep.Result)
-	}
-	// A streaming resend of that blocking send: its turn was watched by
-	// nobody, so only its snapshot can be sent (no new task).
-	s := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
-	evs := s.RestEvents(30 * time.Second)
-	if len(evs) != 1 {
-		t.Fatalf("streaming resend of a blocking send: %d events, want the task snapshot", len(evs))
-	}
-	if tk, _ := evs[0].Map["task"].(map[string]any); tk == nil || tk["id"] != first.ID {
-		t.Fatalf("streaming resend of a blocking send: %v, want task %s", evs[0].Map, first.ID)
-	}
-	// A streaming resend of a streamed send streams the first turn's
-	// events from its start.
-	m2 := protoMsg("streamed once", "", "")
-	orig := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s2")).RestEvents(30 * time.Second)
-	origTask, _ := orig[0].Map["task"].(map[string]any)
-	if origTask == nil {
-		t.Fatalf("no task first in the stream: %v", orig[0].Map)
-	}
-	s = harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s3"))
-	evs = s.RestEvents(30 * time.Second)
-	if len(evs) == 0 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
-		t.Fatalf("streaming resend: %d events, want the first turn's ending INPUT_REQUIRED", len(evs))
-	}
-	wantConsecutive(t, "streaming resend", sseSeqs(t, evs), 1)
-	for _, ev := range evs {
-		su, _ := ev.Map["statusUpdate"].(map[string]any)
-		if su == nil || su["taskId"] != origTask["id"] {
-			t.Fatalf("streaming resend event %v, want status updates of task %v", ev.Map, origTask["id"])
-		}
-	}
-	g.result("ListTasks", map[string]any{}, &list)
-	if list.TotalSize != 2 {
-		t.Errorf("%d tasks after the streaming resends, want 2", list.TotalSize)
 	}
 }

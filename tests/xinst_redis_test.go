@@ -46,7 +46,7 @@ func TestRedisSubscribeAcrossInstances(t *testing.T) {
 	sa, taskID, onA := startOnA(t, a, "follow me")
 
 	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
-	sr := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"))
+	sr := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"), resumeExt)
 	onA = append(onA, sa.RestEvents(30*time.Second)...)
 	if eventStateOf(onA[len(onA)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("turn on A: %v", sseStates(onA))

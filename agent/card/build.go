@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
@@ -103,9 +104,14 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 // as agent.StreamResumeExtension.
 const StreamResumeExtension = "urn:caddy-a2a:stream-resume:v1"
 
+// IdempotentSendExtension is the URI of idempotent sends (RPC-18), the
+// same as agent.IdempotentSendExtension.
+const IdempotentSendExtension = "urn:caddy-a2a:idempotent-send:v1"
+
 // addExtensions declares the built-in extensions (artifact metadata,
 // thinking exposure when on, resumable streams when an event log size is
-// set) and the configured ones on c.
+// set, idempotent sends when a dedupe window is) and the configured ones
+// on c.
 func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
 	required := func(uri string) bool { return slices.Contains(cfg.RequiredExtensions, uri) }
 	art := cfg.artifactURI()
@@ -127,9 +133,17 @@ func addExtensions(c *a2a.AgentCard, cfg *Config, rt Runtime) {
 	if rt.EventLogSize > 0 {
 		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
 			URI:         StreamResumeExtension,
-			Description: "Resumable streams: every task event carries a per-task sequence number as its SSE id; SubscribeToTask with Last-Event-ID (or metadata.lastEventId) replays the events after it, then continues live.",
+			Description: "Resumable streams: every task event carries a per-task sequence number as its SSE id; a SubscribeToTask that activates this extension and sends Last-Event-ID (or metadata.lastEventId) replays the events after it, then continues live.",
 			Required:    required(StreamResumeExtension),
 			Params:      map[string]any{"eventLogSize": rt.EventLogSize, "lastEventIdMetadataKey": "lastEventId"},
+		})
+	}
+	if rt.DedupeWindow > 0 {
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, a2a.AgentExtension{
+			URI:         IdempotentSendExtension,
+			Description: "Idempotent sends: a SendMessage or SendStreamingMessage that activates this extension (every send when params.always is true) and reuses a messageId the same caller sent to the same task or context within params.windowSeconds starts no second turn; it answers with the first send's task, and another body under that messageId is invalid params.",
+			Required:    required(IdempotentSendExtension),
+			Params:      map[string]any{"windowSeconds": int64(rt.DedupeWindow / time.Second), "always": rt.DedupeAlways},
 		})
 	}
 	for _, e := range cfg.Extensions {

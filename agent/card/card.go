@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
@@ -182,6 +183,12 @@ type Runtime struct {
 	// EventLogSize is the per-task event log size of resumable streams
 	// (RPC-17); positive advertises StreamResumeExtension with it.
 	EventLogSize int
+	// DedupeWindow is how long idempotent sends remember a messageId
+	// (RPC-18); positive advertises IdempotentSendExtension with it.
+	DedupeWindow time.Duration
+	// DedupeAlways says every send is deduplicated, activated or not
+	// (`dedupe always`), as params.always of IdempotentSendExtension.
+	DedupeAlways bool
 	// Tenant is the A2A tenant declared on every interface (TURN-10).
 	// Default: none.
 	Tenant string

@@ -57,6 +57,12 @@ type Options struct {
 	// EventLogSize, when positive, advertises resumable streams
 	// (StreamResumeExtension, RPC-17) with this per-task log size.
 	EventLogSize int
+	// DedupeWindow, when positive, advertises idempotent sends
+	// (IdempotentSendExtension, RPC-18) with this window.
+	DedupeWindow time.Duration
+	// DedupeAlways marks idempotent sends as forced for every send
+	// (`dedupe always`, params.always).
+	DedupeAlways bool
 	// Signers sign the served card after every runtime field is filled in,
 	// one JWS signature each (CARD-6).
 	Signers []*jws.Signer
@@ -191,6 +197,8 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		LegacyV03:         h.opts.LegacyV03,
 		UpstreamSkills:    h.upstreamSkills(),
 		EventLogSize:      h.opts.EventLogSize,
+		DedupeWindow:      h.opts.DedupeWindow,
+		DedupeAlways:      h.opts.DedupeAlways,
 		Tenant:            h.opts.Tenant,
 	}
 }

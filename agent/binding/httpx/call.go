@@ -108,13 +108,23 @@ func EchoExtensions(w http.ResponseWriter, active []string) {
 	}
 }
 
-// JSONContentType reports whether a request Content-Type is acceptable JSON.
+// JSONContentType reports whether a request Content-Type is acceptable JSON
+// (RPC-15): application/json or application/a2a+json, any case, with any
+// parameters (charset=utf-8). A request without a Content-Type is
+// accepted (lenient, as most servers are: its body must still be JSON).
 func JSONContentType(ct string) bool {
 	if ct == "" {
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "application/json" || mt == "application/a2a+json")
+}
+
+// ErrContentType is the refusal of a request whose Content-Type is not
+// JSON (RPC-15): ContentTypeNotSupportedError (-32005, HTTP+JSON 415,
+// reason CONTENT_TYPE_NOT_SUPPORTED), before its body is read.
+func ErrContentType() *a2a.Error {
+	return a2a.NewError(a2a.CodeContentTypeNotSupported, "Content-Type must be application/json or application/a2a+json")
 }
 
 // WriteJSON writes v as a JSON body with the given status.

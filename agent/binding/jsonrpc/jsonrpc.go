@@ -93,7 +93,8 @@ func (s *rpcStream) frame(ev any) []byte { return EventFrame(s.id, ev) }
 // stream of a streaming one.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, principal string) *rpcStream {
 	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
-		h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: Content-Type must be application/json")))
+		// RPC-15: refused before the body is read, so the id is null.
+		h.write(w, h.d.Refuse(nullID, "", httpx.ErrContentType()))
 		return nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))

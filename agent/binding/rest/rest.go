@@ -277,7 +277,7 @@ func restMethod(op, verb string) string {
 // when optional.
 func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
 	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
-		return a2a.NewError(a2a.CodeInvalidRequest, "Content-Type must be application/json or application/a2a+json")
+		return httpx.ErrContentType() // RPC-15: 415, before the body is read
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
 	if err != nil {

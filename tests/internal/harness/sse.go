@@ -40,6 +40,8 @@ type streamItem struct {
 // server never waits on the test) into a queue of decoded events. It is
 // closed at the end of the test at the latest. Not for concurrent use.
 type Stream struct {
+	// Header is the response's header (A2A-Extensions echo, RPC-3).
+	Header http.Header
 	t      testing.TB
 	rpc    bool
 	cancel context.CancelFunc
@@ -89,7 +91,7 @@ func openStream(t testing.TB, method, url, body string, rpc bool, opts []Option)
 		cancel()
 		t.Fatalf("%s %s: HTTP %d %q, want an event stream: %s", method, url, resp.StatusCode, ct, b[:n])
 	}
-	s := &Stream{t: t, rpc: rpc, cancel: cancel, items: make(chan streamItem, 4096)}
+	s := &Stream{Header: resp.Header, t: t, rpc: rpc, cancel: cancel, items: make(chan streamItem, 4096)}
 	go s.read(ctx, resp)
 	t.Cleanup(s.Close)
 	return s
