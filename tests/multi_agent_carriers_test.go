@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -311,4 +313,84 @@ func TestMultiAgentTenantPreReadBounded(t *testing.T) {
 	if v := held(); v != 0 {
 		t.Errorf("held after the deadline: %v, want 0", v)
 	}
+}
+
+// TURN-10 on stdio: `caddy a2a stdio` on a multi-agent site serves the
+// root agent, and a request naming the tenant of an agent that shares the
+// root's auth is served by that agent; an agent with its own auth, or a
+// tenant the site does not serve, is TaskNotFoundError.
+func TestMultiAgentTenantStdio(t *testing.T) {
+	dir := t.TempDir()
+	port := harness.FreePort(t)
+	cf := fmt.Sprintf(`{
+	admin off
+	persist_config off
+	grace_period 1s
+	a2a {
+		data_dir %s/data
+		shutdown_timeout 1s
+	}
+}
+
+http://127.0.0.1:%d {
+	a2a {
+		card {
+			name site-root
+		}
+		auth {
+			principal alice bearer %s
+		}
+		agent shell {
+			card {
+				name shell-agent
+			}
+		}
+		agent own {
+			card {
+				name own-agent
+			}
+			auth {
+				bearer %s
+			}
+		}
+	}
+}
+`, dir, port, mcAlice, mcOwn)
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(cf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startStdio(t, dir, "--principal", "alice")
+	send := func(id, method, params string) stdioReply {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":%q,"params":%s}`, id, method, params))
+		return p.nextFor(fmt.Sprintf("%q", id), nil)
+	}
+	rootTask := stdioTask(t, p.nextForSend(t, "r", stdioSend("r", "SendMessage", "to the root")))
+	shellTask := stdioTask(t, send("s", "SendMessage", `{"tenant":"shell","message":{"messageId":"mc-stdio-s","role":"ROLE_USER","parts":[{"text":"to shell"}]}}`))
+	if r := send("g1", "GetTask", fmt.Sprintf(`{"tenant":"shell","id":%q}`, shellTask.ID)); r.Error != nil {
+		t.Errorf("GetTask tenant shell: %+v", r.Error)
+	}
+	if r := send("g2", "GetTask", fmt.Sprintf(`{"id":%q}`, rootTask.ID)); r.Error != nil {
+		t.Errorf("GetTask of the root's task: %+v (stdio should serve the root agent)", r.Error)
+	}
+	for i, params := range []string{
+		fmt.Sprintf(`{"id":%q}`, shellTask.ID),
+		fmt.Sprintf(`{"tenant":"shell","id":%q}`, rootTask.ID),
+		fmt.Sprintf(`{"tenant":"own","id":%q}`, shellTask.ID),
+		`{"tenant":"own","id":"x"}`,
+		fmt.Sprintf(`{"tenant":"nope","id":%q}`, shellTask.ID),
+	} {
+		if r := send(fmt.Sprintf("n%d", i), "GetTask", params); r.Error == nil || r.Error.Code != -32001 {
+			t.Errorf("GetTask %s: %+v, want TaskNotFoundError", params, r.Error)
+		}
+	}
+	if code := p.closeAndWait(20 * time.Second); code != 0 {
+		t.Errorf("exit %d\n%s", code, p.stderr.String())
+	}
+}
+
+// nextForSend sends line and returns the reply of its id.
+func (p *stdioProc) nextForSend(t *testing.T, id, line string) stdioReply {
+	t.Helper()
+	p.send(line)
+	return p.nextFor(fmt.Sprintf("%q", id), nil)
 }
