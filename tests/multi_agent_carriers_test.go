@@ -394,3 +394,88 @@ func (p *stdioProc) nextForSend(t *testing.T, id, line string) stdioReply {
 	p.send(line)
 	return p.nextFor(fmt.Sprintf("%q", id), nil)
 }
+
+// AUTH-10: `caddy adapt` shows the limits where they apply: the root's
+// rules on the agent that inherits its auth (marked with the site), the
+// agent's own rule in place of the root's for its principal, and none on
+// the agent with an auth of its own.
+func TestMultiAgentLimitsAdapt(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "Caddyfile")
+	site := `http://127.0.0.1:1 {
+	a2a {
+		card {
+			name root
+		}
+		auth {
+			principal mon bearer ` + mcMon + `
+			principal ops bearer ` + mcOps + `
+		}
+		limits mon {
+			allow_methods GetTask ListTasks
+		}
+		limits ops {
+			rate 2/s burst 2
+		}
+		agent shell {
+			card {
+				name shell
+			}
+			limits ops {
+				rate 5/s
+			}
+		}
+		agent own {
+			card {
+				name own
+			}
+			auth {
+				bearer ` + mcOwn + `
+			}
+		}
+	}
+}
+`
+	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	if err != nil {
+		t.Fatalf("adapt: %v\n%s", err, out)
+	}
+	doc := out[strings.Index(out, `{"apps"`):]
+	var cfg any
+	if err := json.NewDecoder(strings.NewReader(doc)).Decode(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	limits := map[string]string{} // path prefix → limits JSON
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if x["handler"] == "a2a" {
+				prefix, _ := x["card"].(map[string]any)["path_prefix"].(string)
+				b, _ := json.Marshal(x["limits"])
+				limits[prefix] = string(b)
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(cfg)
+	want := map[string]string{
+		"":       `{"mon":{"allow_methods":["GetTask","ListTasks"],"site":"site0"},"ops":{"burst":2,"rate":2,"site":"site0"}}`,
+		"/shell": `{"mon":{"allow_methods":["GetTask","ListTasks"],"site":"site0"},"ops":{"rate":5}}`,
+		"/own":   `null`,
+	}
+	for p, w := range want {
+		if limits[p] != w {
+			t.Errorf("limits of %q: %s, want %s", p, limits[p], w)
+		}
+	}
+}
