@@ -204,9 +204,11 @@ func stdioSiteOf(stop func(), siteReq *http.Request) (*cli.StdioSite, error) {
 	if err := h.shared.wait(ctx); err != nil {
 		return nil, errors.New("the task store is not available")
 	}
-	if h.pushRef != nil {
-		if err := h.pushRef.wait(ctx); err != nil {
-			return nil, errors.New("the push key ring is not available")
+	for _, ah := range append([]*AgentHandler{h}, sa.siblings()...) {
+		if ah.pushRef != nil {
+			if err := ah.pushRef.wait(ctx); err != nil {
+				return nil, errors.New("the push key ring is not available")
+			}
 		}
 	}
 	site := &cli.StdioSite{

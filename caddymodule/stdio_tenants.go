@@ -67,3 +67,12 @@ func (a *StdioApp) stdioTenants() jsonrpc.Tenants {
 		return h.handler.Service(), true
 	}
 }
+
+// siblings are the provisioned sibling agents.
+func (a *StdioApp) siblings() []*AgentHandler {
+	out := make([]*AgentHandler, 0, len(a.agents))
+	for _, h := range a.agents {
+		out = append(out, h)
+	}
+	return out
+}
