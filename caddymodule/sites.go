@@ -74,9 +74,11 @@ func (a *App) siteAgents() *siteRegistry {
 // tenantsOf returns how the frame carriers of h find the other agents of
 // its site (TURN-10): by tenant name, only an agent whose auth is the same
 // as h's (inherited), so a frame authenticated by h's carrier never
-// reaches an agent whose auth it did not pass. Nil when h is of no site.
+// reaches an agent whose auth it did not pass. Only a site root routes,
+// as on HTTP (an agent's own path answers another agent's tenant with
+// TaskNotFoundError). Nil when h is no site root.
 func (a *App) tenantsOf(h *AgentHandler) jsonrpc.Tenants {
-	if h.Site == "" || a == nil {
+	if h.Site == "" || a == nil || handlerTenant(h) != "" {
 		return nil
 	}
 	return func(tenant string) (*agent.Service, bool) {

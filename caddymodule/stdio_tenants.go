@@ -38,8 +38,8 @@ func (c stdioCandidate) tenant() string {
 // runs.
 func stdioSiblings(cands []stdioCandidate, cand stdioCandidate) map[string]json.RawMessage {
 	site := cand.siteOf().Site
-	if site == "" {
-		return nil
+	if site == "" || cand.tenant() != "" {
+		return nil // only a site root routes tenants, as on HTTP
 	}
 	out := map[string]json.RawMessage{}
 	for _, c := range cands {
