@@ -65,6 +65,12 @@ func mcStart(t *testing.T, redisAddr string) *harness.Gateway {
 			name shell-agent
 		}
 		grpc
+		websocket
+	}
+	agent calc {
+		card {
+			name calc-agent
+		}
 	}
 	agent own {
 		card {
@@ -152,6 +158,18 @@ func TestMultiAgentTenantCarriers(t *testing.T) {
 		w.request("g1", "GetTask", map[string]any{"tenant": "shell", "id": id}, nil)
 		if f := w.waitFinal(`"g1"`, 10*time.Second); f[len(f)-1].Payload.Error != nil {
 			t.Errorf("GetTask tenant shell: %s", f[len(f)-1].raw)
+		}
+		// Only the root's carrier routes: on shell's own connection,
+		// calc's tenant (same auth) is not calc's data.
+		calcTask := maSendAuth(t, gw.URL+"/calc/", mcAlice)
+		ws2 := dialWS(t, wsURL(gw.URL, "/shell/ws"), hdr, nil)
+		ws2.request("c1", "GetTask", map[string]any{"tenant": "calc", "id": calcTask}, nil)
+		if f := ws2.waitFinal(`"c1"`, 10*time.Second); f[len(f)-1].Payload.Error == nil || f[len(f)-1].Payload.Error.Code != -32001 {
+			t.Errorf("GetTask tenant calc on /shell/ws: %s, want TaskNotFoundError", f[len(f)-1].raw)
+		}
+		w.request("c2", "GetTask", map[string]any{"tenant": "calc", "id": calcTask}, nil)
+		if f := w.waitFinal(`"c2"`, 10*time.Second); f[len(f)-1].Payload.Error != nil {
+			t.Errorf("GetTask tenant calc on the root's /ws: %s", f[len(f)-1].raw)
 		}
 		for i, tn := range []string{"nope", "own", ""} {
 			fid := fmt.Sprintf(`"n%d"`, i)
@@ -478,4 +496,20 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 			t.Errorf("limits of %q: %s, want %s", p, limits[p], w)
 		}
 	}
+}
+
+// maSendAuth sends a SendMessage with token to the agent at url and
+// returns the task id.
+func maSendAuth(t *testing.T, url, token string) string {
+	t.Helper()
+	res, rerr := harness.RPC(t, url, token, "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)})
+	if rerr != nil {
+		t.Fatalf("SendMessage to %s: %v", url, rerr)
+	}
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["id"].(string)
+	if id == "" {
+		t.Fatalf("SendMessage to %s: no task in %v", url, res)
+	}
+	return id
 }
