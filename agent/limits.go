@@ -35,6 +35,24 @@ type LimitRule struct {
 	// MaxTurns bounds the principal's turns running at once; 0 is no limit.
 	// A message beyond it is refused with RESOURCE_EXHAUSTED.
 	MaxTurns int
+	// Counters, when set, hold the rule's per-principal rate buckets and
+	// running-turn counts: services given the same Counters for a rule
+	// count a principal's requests and turns once across all of them (the
+	// agents of one site, AUTH-10). Nil: the service counts on its own.
+	Counters *LimitCounters
+}
+
+// LimitCounters are the per-principal token buckets and running-turn
+// counts behind limits rules; safe for concurrent use by several services.
+type LimitCounters struct {
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+	turns   map[string]int
+}
+
+// NewLimitCounters returns empty counters.
+func NewLimitCounters() *LimitCounters {
+	return &LimitCounters{buckets: map[string]*rate.Limiter{}, turns: map[string]int{}}
 }
 
 // Validate reports a rule that cannot be applied: an unknown method name,
@@ -65,10 +83,7 @@ const maxLimitBuckets = 10000
 // limits applies the LimitRules of a service; a nil *limits allows all.
 type limits struct {
 	rules map[string]LimitRule
-
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
-	turns   map[string]int
+	own   *LimitCounters // the counters of rules without Counters
 }
 
 // newLimits returns the limits of rules (keyed by principal, AnyPrincipal
@@ -77,7 +92,15 @@ func newLimits(rules map[string]LimitRule) *limits {
 	if len(rules) == 0 {
 		return nil
 	}
-	return &limits{rules: rules, buckets: map[string]*rate.Limiter{}, turns: map[string]int{}}
+	return &limits{rules: rules, own: NewLimitCounters()}
+}
+
+// counters returns where rule r counts.
+func (l *limits) counters(r LimitRule) *LimitCounters {
+	if r.Counters != nil {
+		return r.Counters
+	}
+	return l.own
 }
 
 // rule returns the rule of principal and whether one applies.
@@ -106,7 +129,7 @@ func (l *limits) admit(principal, method string) error {
 		return nil
 	}
 	now := time.Now()
-	res := l.bucket(principal, r).ReserveN(now, 1)
+	res := l.counters(r).bucket(principal, r).ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now) // a refused request takes no token
 		return errRateLimited(d)
@@ -115,7 +138,7 @@ func (l *limits) admit(principal, method string) error {
 }
 
 // bucket returns principal's token bucket, made on first use.
-func (l *limits) bucket(principal string, r LimitRule) *rate.Limiter {
+func (l *LimitCounters) bucket(principal string, r LimitRule) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if b, ok := l.buckets[principal]; ok {
@@ -136,7 +159,7 @@ func (l *limits) bucket(principal string, r LimitRule) *rate.Limiter {
 // evictIdle drops the buckets that are full again (their principals have
 // been idle long enough to have every token back): forgetting them changes
 // nothing. Called with l.mu held.
-func (l *limits) evictIdle() {
+func (l *LimitCounters) evictIdle() {
 	now := time.Now()
 	for p, b := range l.buckets {
 		if b.TokensAt(now) >= float64(b.Burst()) {
@@ -155,10 +178,16 @@ func (l *limits) startTurn(principal string) (func(), error) {
 	if !ok || r.MaxTurns <= 0 {
 		return func() {}, nil
 	}
+	return l.counters(r).startTurn(principal, r.MaxTurns)
+}
+
+// startTurn counts a turn of principal against max and returns its
+// release, or RESOURCE_EXHAUSTED.
+func (l *LimitCounters) startTurn(principal string, maxTurns int) (func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.turns[principal] >= r.MaxTurns {
-		return nil, &a2a.Error{Code: a2a.CodeResourceExhausted, Message: fmt.Sprintf("Too many turns running for this caller (at most %d at once); retry when one ends", r.MaxTurns), RetryAfter: time.Second}
+	if l.turns[principal] >= maxTurns {
+		return nil, &a2a.Error{Code: a2a.CodeResourceExhausted, Message: fmt.Sprintf("Too many turns running for this caller (at most %d at once); retry when one ends", maxTurns), RetryAfter: time.Second}
 	}
 	l.turns[principal]++
 	var once sync.Once

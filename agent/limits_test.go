@@ -179,3 +179,30 @@ func TestRequestInfo(t *testing.T) {
 		t.Errorf("info = %q %q %q, want SendMessage %s %s", m, task, ctxID, resp.Task.ID, resp.Task.ContextID)
 	}
 }
+
+// TestLimitsSharedCounters: two services given the same LimitCounters for
+// a rule count a principal's requests once across both (AUTH-10: the
+// agents of one site); a rule without them counts on its own.
+func TestLimitsSharedCounters(t *testing.T) {
+	shared := NewLimitCounters()
+	rule := LimitRule{Rate: 0.001, Burst: 2, Counters: shared}
+	a := newTestEnv(t, Config{Limits: map[string]LimitRule{AnyPrincipal: rule}})
+	b := newTestEnv(t, Config{Limits: map[string]LimitRule{AnyPrincipal: rule}})
+	own := newTestEnv(t, Config{Limits: map[string]LimitRule{AnyPrincipal: {Rate: 0.001, Burst: 2}}})
+	for i, e := range []*testEnv{a, b} {
+		if status, _, rerr := limitReply(e, "alice", a2a.MethodListTasks, map[string]any{}); status != 200 || rerr != nil {
+			t.Fatalf("request %d within the shared burst: HTTP %d %+v", i, status, rerr)
+		}
+	}
+	for _, e := range []*testEnv{a, b} {
+		if status, _, _ := limitReply(e, "alice", a2a.MethodListTasks, map[string]any{}); status != http.StatusTooManyRequests {
+			t.Errorf("over the shared burst: HTTP %d, want 429", status)
+		}
+	}
+	if status, _, rerr := limitReply(own, "alice", a2a.MethodListTasks, map[string]any{}); status != 200 || rerr != nil {
+		t.Errorf("a service with its own counters: HTTP %d %+v", status, rerr)
+	}
+	if status, _, rerr := limitReply(a, "bob", a2a.MethodListTasks, map[string]any{}); status != 200 || rerr != nil {
+		t.Errorf("another principal: HTTP %d %+v", status, rerr)
+	}
+}

@@ -75,6 +75,14 @@ type AgentHandler struct {
 	// of every binding. Default: none (every method, no rate limit).
 	Limits map[string]*LimitsConfig `json:"limits,omitempty"`
 
+	// Site names the multi-agent site (TURN-10) whose agent the handler
+	// serves, set by the Caddyfile's agent blocks on the site root's
+	// handler and on each agent's: a WebSocket or Redis Streams frame whose
+	// params name the tenant of another agent of the same site is served
+	// by that agent when its a2a_auth is the same as this handler's, and
+	// answered TaskNotFoundError otherwise. Empty: no site.
+	Site string `json:"site,omitempty"`
+
 	// EventLogSize is how many of a task's latest events its event log
 	// keeps for resumed streams (RPC-17: SubscribeToTask with
 	// Last-Event-ID). 1..4096. Default: 1000.

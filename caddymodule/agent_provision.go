@@ -63,7 +63,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.shared = app.shared
 	svc := agent.NewService(app.shared.hub, cfg)
 	h.handler = binding.NewHandler(svc, tc)
-	h.wireWebSocket(svc, tc)
+	h.wireWebSocket(app, svc, tc)
 	h.provisionGRPC()
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
@@ -193,7 +193,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		LegacyV03:             h.LegacyV03,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
-		Limits:                h.limitRules(),
+		Limits:                h.limitRules(app),
 		Logger:                h.logger,
 		ArtifactURLs:          h.ArtifactURLs,
 		MaxArtifactBytes:      h.MaxArtifactSize,

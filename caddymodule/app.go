@@ -75,6 +75,10 @@ type App struct {
 	// Redis Streams JSON-RPC consumers of this config (redisrpc.go);
 	// Caddy provisions, starts and stops one config from one goroutine.
 	redisRPCs []*redisRPCRun
+
+	// The multi-agent sites of this config (sites.go, TURN-10): shared
+	// limits counters and the tenant registry of the frame carriers.
+	site *siteState
 }
 
 // CaddyModule returns the Caddy module information.
@@ -125,6 +129,7 @@ var sharedStates = caddy.NewUsagePool()
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.ctx = ctx
+	a.site = &siteState{}
 	if a.DataDir == "" {
 		a.DataDir = "./data"
 	}

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -141,6 +142,9 @@ func agentRoutes(h httpcaddyfile.Helper, hs *a2aHandlers, matcherSet caddy.Modul
 	}
 	var values []httpcaddyfile.ConfigValue
 	if len(hs.agents) > 0 {
+		n, _ := h.State["a2a.sites"].(int)
+		h.State["a2a.sites"] = n + 1
+		hs.bindSite(fmt.Sprintf("site%d", n))
 		router := new(TenantRouter)
 		for _, a := range hs.agents {
 			router.Agents = append(router.Agents, a.name)
@@ -150,7 +154,7 @@ func agentRoutes(h httpcaddyfile.Helper, hs *a2aHandlers, matcherSet caddy.Modul
 			return nil, err
 		}
 		methods, _ := json.Marshal([]string{http.MethodPost})
-		root, _ := json.Marshal([]string{"/"})
+		root, _ := json.Marshal([]string{"/", grpcServicePrefix + "*"})
 		values = append(values, httpcaddyfile.ConfigValue{Class: "route", Value: caddyhttp.Route{
 			MatcherSetsRaw: []caddy.ModuleMap{{"method": methods, "path": root}},
 			HandlersRaw:    raws,
@@ -172,6 +176,21 @@ func agentRoutes(h httpcaddyfile.Helper, hs *a2aHandlers, matcherSet caddy.Modul
 		}})
 	}
 	return values, nil
+}
+
+// bindSite names the site of an a2a block with agent blocks and ties its
+// handlers together: each gets the site's name (their frame carriers
+// route a tenant to each other, TURN-10), and each agent that inherits the
+// root's auth inherits its limits too, counted once per principal across
+// the root and those agents (AUTH-10; see inheritLimits).
+func (hs *a2aHandlers) bindSite(site string) {
+	hs.agent.Site = site
+	for _, a := range hs.agents {
+		a.hs.agent.Site = site
+		if !a.hs.ownAuth {
+			inheritLimits(hs.agent, a.hs.agent, site)
+		}
+	}
 }
 
 // handlersJSON encodes handlers with their "handler" name fields.

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,13 @@ type LimitsConfig struct {
 	// MaxTurns bounds the principal's turns running at once (0: no limit);
 	// a message beyond it gets HTTP 429, reason RESOURCE_EXHAUSTED.
 	MaxTurns int `json:"max_turns,omitempty"`
+	// Site, when set, names the multi-agent site whose agents share this
+	// rule (AUTH-10): the a2a handlers holding a rule for the same
+	// principal with the same Site and values count its rate and
+	// max_turns once, across all of them. The Caddyfile sets it on the
+	// site root's rules and on the copies the agents that inherit the
+	// root's auth receive. Empty: this handler counts on its own.
+	Site string `json:"site,omitempty"`
 }
 
 // rule returns the agent form of the config.
@@ -38,18 +46,71 @@ func (c *LimitsConfig) rule() agent.LimitRule {
 	return agent.LimitRule{AllowMethods: c.AllowMethods, Rate: c.Rate, Burst: c.Burst, MaxTurns: c.MaxTurns}
 }
 
-// limitRules returns the handler's limits keyed by principal (nil: none).
-func (h *AgentHandler) limitRules() map[string]agent.LimitRule {
+// counterKey names the shared counters of the rule of principal p: the
+// site, the principal key and the values, so that two rules differing in
+// anything count apart.
+func (c *LimitsConfig) counterKey(p string) string {
+	return fmt.Sprintf("%s\x00%s\x00%q\x00%g\x00%d\x00%d", c.Site, p, c.AllowMethods, c.Rate, c.Burst, c.MaxTurns)
+}
+
+// limitRules returns the handler's limits keyed by principal (nil: none);
+// rules with a Site count in the app's counters for it (AUTH-10).
+func (h *AgentHandler) limitRules(app *App) map[string]agent.LimitRule {
 	if len(h.Limits) == 0 {
 		return nil
 	}
 	out := make(map[string]agent.LimitRule, len(h.Limits))
 	for p, c := range h.Limits {
-		if c != nil {
-			out[p] = c.rule()
+		if c == nil {
+			continue
 		}
+		r := c.rule()
+		if c.Site != "" && app != nil {
+			r.Counters = app.limitCounters(c.counterKey(p))
+		}
+		out[p] = r
 	}
 	return out
+}
+
+// limitCounters returns the config's counters named key, made on first
+// use: the agents of one site share them (AUTH-10). A reload starts new
+// ones, as it starts new services.
+func (a *App) limitCounters(key string) *agent.LimitCounters {
+	a.site.mu.Lock()
+	defer a.site.mu.Unlock()
+	if a.site.counters == nil {
+		a.site.counters = map[string]*agent.LimitCounters{}
+	}
+	c, ok := a.site.counters[key]
+	if !ok {
+		c = agent.NewLimitCounters()
+		a.site.counters[key] = c
+	}
+	return c
+}
+
+// inheritLimits gives the agent handler sub the root's rules for every
+// principal it has no rule of its own for, all marked with site (so the
+// root and its agents count them once), and marks the root's own rules
+// too (AUTH-10). An agent's own `limits P` block replaces the root's rule
+// for P on that agent and counts on its own.
+func inheritLimits(root, sub *AgentHandler, site string) {
+	for p, c := range root.Limits {
+		if c == nil {
+			continue
+		}
+		c.Site = site
+		if _, own := sub.Limits[p]; own {
+			continue
+		}
+		if sub.Limits == nil {
+			sub.Limits = map[string]*LimitsConfig{}
+		}
+		cp := *c
+		cp.AllowMethods = slices.Clone(c.AllowMethods)
+		sub.Limits[p] = &cp
+	}
 }
 
 // validateLimits checks every limits rule (AUTH-6).

@@ -146,7 +146,11 @@ func (a *App) startOne(run *redisRPCRun, h *AgentHandler, guard *AuthHandler) er
 		authn = guard.authn
 	}
 	logger := a.logger.Named("redis_rpc")
-	cons := redisrpc.New(rdb, jsonrpc.NewDispatcher(h.handler.Service(), agent.BindingRedis), opts, authn, logger)
+	d := jsonrpc.NewDispatcher(h.handler.Service(), agent.BindingRedis)
+	if t := a.tenantsOf(h); t != nil {
+		d = d.WithTenants(t) // TURN-10: entries naming another agent of the site
+	}
+	cons := redisrpc.New(rdb, d, opts, authn, logger)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := cons.Start(ctx); err != nil {

@@ -29,8 +29,13 @@ func init() {
 type StdioApp struct {
 	// HandlerRaw is the site's a2a handler, as the adapted config has it.
 	HandlerRaw json.RawMessage `json:"handler,omitempty" caddy:"namespace=http.handlers inline_key=handler"`
+	// AgentsRaw are the a2a handlers of the other agents of the site with
+	// the same auth, by tenant: requests naming one are served by it
+	// (TURN-10).
+	AgentsRaw map[string]json.RawMessage `json:"agents,omitempty" caddy:"namespace=http.handlers inline_key=handler"`
 
 	handler *AgentHandler
+	agents  map[string]*AgentHandler
 }
 
 // CaddyModule returns the Caddy module information.
@@ -52,6 +57,19 @@ func (a *StdioApp) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("a2a_stdio: handler is %T, not the a2a handler", mod)
 	}
 	a.handler = h
+	if len(a.AgentsRaw) == 0 {
+		return nil
+	}
+	mods, err := ctx.LoadModule(a, "AgentsRaw")
+	if err != nil {
+		return fmt.Errorf("loading the site's agents: %w", err)
+	}
+	a.agents = map[string]*AgentHandler{}
+	for t, m := range mods.(map[string]any) {
+		if ah, ok := m.(*AgentHandler); ok {
+			a.agents[t] = ah
+		}
+	}
 	return nil
 }
 
@@ -130,7 +148,11 @@ func stdioConfig(adapted []byte, site string) ([]byte, stdioCandidate, time.Dura
 	if err != nil {
 		return nil, stdioCandidate{}, 0, err
 	}
-	apps := map[string]any{"a2a_stdio": map[string]json.RawMessage{"handler": handler}}
+	stdioApp := map[string]any{"handler": handler}
+	if sib := stdioSiblings(cands, cand); len(sib) > 0 {
+		stdioApp["agents"] = sib // TURN-10
+	}
+	apps := map[string]any{"a2a_stdio": stdioApp}
 	if a2aApp, ok := in.Apps["a2a"]; ok {
 		if apps["a2a"], err = withoutRedisRPC(a2aApp); err != nil {
 			return nil, stdioCandidate{}, 0, err
@@ -175,15 +197,18 @@ func stdioSiteOf(stop func(), siteReq *http.Request) (*cli.StdioSite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the stdio app did not load: %w", err)
 	}
-	h := appIface.(*StdioApp).handler
+	sa := appIface.(*StdioApp)
+	h := sa.handler
 	ctx, cancel := context.WithTimeout(context.Background(), stdioReadyTimeout)
 	defer cancel()
 	if err := h.shared.wait(ctx); err != nil {
 		return nil, errors.New("the task store is not available")
 	}
-	if h.pushRef != nil {
-		if err := h.pushRef.wait(ctx); err != nil {
-			return nil, errors.New("the push key ring is not available")
+	for _, ah := range append([]*AgentHandler{h}, sa.siblings()...) {
+		if ah.pushRef != nil {
+			if err := ah.pushRef.wait(ctx); err != nil {
+				return nil, errors.New("the push key ring is not available")
+			}
 		}
 	}
 	site := &cli.StdioSite{
@@ -191,6 +216,7 @@ func stdioSiteOf(stop func(), siteReq *http.Request) (*cli.StdioSite, error) {
 		MaxLineBytes: h.handler.Transport().MaxBodyBytes,
 		Logger:       h.logger.With(zap.String("carrier", "stdio")),
 		Stop:         stop,
+		Tenants:      sa.stdioTenants(),
 	}
 	if h.Card != nil && h.Card.handler != nil {
 		site.BaseURL = h.Card.handler.Runtime(siteReq).BaseURL

@@ -20,6 +20,7 @@ type stdioCandidate struct {
 	hosts   []string // the Host matcher of the route holding the handler
 	tls     bool     // the server serves TLS (policies, or the HTTPS port)
 	handler json.RawMessage
+	auth    json.RawMessage // the a2a_auth before it in its route (nil: none)
 }
 
 // label names the candidate's site in messages: its first host and
@@ -144,6 +145,7 @@ func walkRoutes(routes []routeShape, base stdioCandidate, depth int) []stdioCand
 		if hosts := routeHosts(rt); len(hosts) > 0 {
 			c.hosts = hosts
 		}
+		c.auth = base.auth
 		for _, raw := range rt.Handle {
 			var h struct {
 				Handler string       `json:"handler"`
@@ -153,6 +155,8 @@ func walkRoutes(routes []routeShape, base stdioCandidate, depth int) []stdioCand
 				continue
 			}
 			switch h.Handler {
+			case "a2a_auth":
+				c.auth = raw
 			case "a2a":
 				hc := c
 				hc.handler = raw
@@ -183,13 +187,21 @@ func pickStdioSite(cands []stdioCandidate, site string) (stdioCandidate, error) 
 	if len(cands) == 0 {
 		return stdioCandidate{}, fmt.Errorf("the config has no site with an a2a handler")
 	}
-	if site == "" {
-		return cands[0], nil
-	}
+	var match []stdioCandidate
 	for _, c := range cands {
-		if c.matches(site) {
+		if site == "" || c.matches(site) {
+			match = append(match, c)
+		}
+	}
+	// A multi-agent site's agent routes come before its root's: serve the
+	// root, whose frames reach the agents by tenant (TURN-10).
+	for _, c := range match {
+		if c.tenant() == "" {
 			return c, nil
 		}
+	}
+	if len(match) > 0 {
+		return match[0], nil
 	}
 	labels := make([]string, 0, len(cands))
 	for _, c := range cands {

@@ -2,42 +2,76 @@ package caddymodule
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/tenantpeek"
 )
 
 func init() {
 	caddy.RegisterModule(TenantRouter{})
 }
 
-// defaultTenantPeekBytes bounds the JSON-RPC body TenantRouter reads. It
-// runs before authentication, so it is kept well below the bindings' body
-// limit: a stranger cannot make it hold more than this per request.
-const defaultTenantPeekBytes = 1 << 20
+// Defaults of the tenant router's pre-read, which runs before
+// authentication: what a stranger can make the site hold.
+const (
+	defaultTenantPeekBytes   = 64 << 10
+	defaultTenantPeekTimeout = 10 * time.Second
+	defaultTenantHeldBytes   = 16 << 20
+)
 
-// TenantRouter sends a JSON-RPC request to the site root (POST /) whose
-// params name the A2A tenant of one of the site's agents (`"tenant":
-// "planner"`) to that agent, by rewriting the path to /<tenant>/ for the
-// agent routes that follow (TURN-10). A request naming no tenant, or one
-// the site does not serve, goes on unchanged (the root agent answers an
-// unknown tenant with TaskNotFoundError). The a2a directive puts it in a
-// route of its own before the agent routes, so the agent's own auth
-// applies. REST `/{tenant}/…` routes need no router: the agent routes
-// match them by path.
+// grpcServicePrefix is the path prefix of the gRPC service's methods.
+const grpcServicePrefix = "/lf.a2a.v1.A2AService/"
+
+// TenantRouter sends a request to the site root that names the A2A tenant
+// of one of the site's agents to that agent, by rewriting the path for the
+// agent routes that follow (TURN-10): a JSON-RPC POST / whose top-level
+// params.tenant names it goes to /<tenant>/, a gRPC call
+// (/lf.a2a.v1.A2AService/<Method>) whose first message's tenant field names
+// it goes to /<tenant>/lf.a2a.v1.A2AService/<Method>. The a2a directive
+// puts it in a route of its own before the agent routes, so the agent's
+// own auth and limits apply. A request naming no tenant, or one the site
+// does not serve, goes on unchanged (the root agent answers an unknown
+// tenant with TaskNotFoundError). REST /{tenant}/… routes need no router:
+// the agent routes match them by path.
+//
+// It reads only the start of the body, before authentication: until the
+// tenant is known or cannot be (a streaming scan), at most MaxBodySize
+// bytes, within ReadTimeout, and while the site holds less than
+// MaxHeldBytes in such pre-reads. What it read is replayed in front of the
+// rest of the body.
 type TenantRouter struct {
 	// Agents are the tenant names served (the agents' names).
 	Agents []string `json:"agents,omitempty"`
-	// MaxBodySize bounds the body read to find the tenant, in bytes. It is
-	// read before authentication; a larger body goes on to the root agent
-	// unchanged, which answers a tenant it does not serve with
-	// TaskNotFoundError (send such requests to /<agent>/ instead).
-	// Default: 1048576 (1 MiB).
+	// MaxBodySize bounds the bytes read to find the tenant. A request
+	// whose tenant is not within them goes on to the root agent unchanged,
+	// which answers a tenant it does not serve with TaskNotFoundError (put
+	// params.tenant before a large message, or send to /<agent>/).
+	// Default: 65536 (64 KiB).
 	MaxBodySize int64 `json:"max_body_size,omitempty"`
+	// ReadTimeout bounds the time the pre-read waits for those bytes; a
+	// client that sends them slower is answered 408 and its connection's
+	// read deadline ends the request. After the pre-read the deadline is
+	// cleared. Default: 10s.
+	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
+	// MaxHeldBytes bounds the bytes all pending pre-reads of this router
+	// (one site) hold at once; a request that would exceed it is not read
+	// and goes on unrouted (as a request naming no tenant). Default:
+	// 16777216 (16 MiB).
+	MaxHeldBytes int64 `json:"max_held_bytes,omitempty"`
+
+	held  *atomic.Int64 // set by Provision
+	gauge prometheus.Gauge
 }
 
 // CaddyModule returns the Caddy module information.
@@ -48,31 +82,148 @@ func (TenantRouter) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// tenantHeldGauge is the metric of the bytes held by pending pre-reads,
+// shared by every router of a config's registry.
+var tenantHeldGauge = prometheus.GaugeOpts{
+	Name: "caddy_a2a_tenant_preread_bytes",
+	Help: "Request body bytes the a2a_tenants routers hold while reading for the tenant, before authentication.",
+}
+
+// Provision registers the held-bytes gauge.
+func (h *TenantRouter) Provision(ctx caddy.Context) error {
+	if h.MaxBodySize < 0 || h.MaxHeldBytes < 0 || h.ReadTimeout < 0 {
+		return errors.New("a2a_tenants: max_body_size, max_held_bytes and read_timeout must not be negative")
+	}
+	g := prometheus.NewGauge(tenantHeldGauge)
+	if err := ctx.GetMetricsRegistry().Register(g); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return err
+		}
+		g = are.ExistingCollector.(prometheus.Gauge)
+	}
+	h.gauge = g
+	h.held = new(atomic.Int64)
+	return nil
+}
+
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *TenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if r.Method != http.MethodPost || r.URL.Path != "/" || r.Body == nil || len(h.Agents) == 0 {
+	if r.Method != http.MethodPost || r.Body == nil || len(h.Agents) == 0 || h.held == nil {
 		return next.ServeHTTP(w, r)
 	}
-	limit := h.MaxBodySize
-	if limit <= 0 {
-		limit = defaultTenantPeekBytes
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	// Whatever was read goes back in front of the rest of the body.
-	r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
-	if err != nil || int64(len(body)) > limit {
+	method, isGRPC := strings.CutPrefix(r.URL.Path, grpcServicePrefix)
+	if !isGRPC && r.URL.Path != "/" {
 		return next.ServeHTTP(w, r)
 	}
-	var env struct {
-		Params struct {
-			Tenant string `json:"tenant"`
-		} `json:"params"`
+	tenant, err := h.preRead(w, r, func(pr io.Reader) (string, error) {
+		if isGRPC {
+			return tenantpeek.GRPC(pr, tenantpeek.GRPCFieldOf(method), int(h.limit()))
+		}
+		return tenantpeek.JSONRPC(pr)
+	})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body too slow", http.StatusRequestTimeout)
+		return nil
 	}
-	if json.Unmarshal(body, &env) == nil && env.Params.Tenant != "" && slices.Contains(h.Agents, env.Params.Tenant) {
-		r.URL.Path = "/" + env.Params.Tenant + "/"
+	if tenant != "" && slices.Contains(h.Agents, tenant) {
+		r.URL.Path = "/" + tenant + r.URL.Path
 		r.URL.RawPath = ""
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// limit is the effective pre-read size.
+func (h *TenantRouter) limit() int64 {
+	if h.MaxBodySize > 0 {
+		return h.MaxBodySize
+	}
+	return defaultTenantPeekBytes
+}
+
+// preRead runs scan over the start of r's body within the read deadline,
+// then puts what it read back in front of the rest of the body. The
+// bytes are counted as held (HeldBytes, the gauge) until it returns.
+func (h *TenantRouter) preRead(w http.ResponseWriter, r *http.Request, scan func(io.Reader) (string, error)) (string, error) {
+	budget := h.MaxHeldBytes
+	if budget <= 0 {
+		budget = defaultTenantHeldBytes
+	}
+	timeout := time.Duration(h.ReadTimeout)
+	if timeout <= 0 {
+		timeout = defaultTenantPeekTimeout
+	}
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+	pr := &peekReader{body: r.Body, left: h.limit(), held: h.held, budget: budget, gauge: h.gauge}
+	tenant, err := scan(pr)
+	pr.release()
+	r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(pr.buf), r.Body), Closer: r.Body}
+	if deadline && !errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return tenant, err
+}
+
+// HeldBytes is what pending pre-reads hold now (a test hook beside the
+// caddy_a2a_tenant_preread_bytes gauge).
+func (h *TenantRouter) HeldBytes() int64 {
+	if h.held == nil {
+		return 0
+	}
+	return h.held.Load()
+}
+
+// errPeekLimit and errPeekBudget end a pre-read at its size or the site's
+// budget; the request then goes on unrouted.
+var (
+	errPeekLimit  = errors.New("a2a_tenants: tenant not within the pre-read size")
+	errPeekBudget = errors.New("a2a_tenants: pre-read budget exhausted")
+)
+
+// peekReader reads the body for a scan, keeping every byte in buf, at
+// most left more, each counted in held (shared by the router, at most
+// budget) before it is read.
+type peekReader struct {
+	body   io.Reader
+	buf    []byte
+	left   int64
+	held   *atomic.Int64
+	budget int64
+	gauge  prometheus.Gauge
+	mine   int64 // bytes of held counted for this reader
+}
+
+// Read implements io.Reader.
+func (p *peekReader) Read(b []byte) (int, error) {
+	if p.left <= 0 {
+		return 0, errPeekLimit
+	}
+	want := int64(min(len(b), 4096))
+	want = min(want, p.left)
+	if p.held.Add(want) > p.budget {
+		p.held.Add(-want)
+		return 0, errPeekBudget
+	}
+	n, err := p.body.Read(b[:want])
+	p.held.Add(int64(n) - want)
+	p.mine += int64(n)
+	if p.gauge != nil {
+		p.gauge.Add(float64(n))
+	}
+	p.left -= int64(n)
+	p.buf = append(p.buf, b[:n]...)
+	return n, err
+}
+
+// release stops counting the reader's bytes as held.
+func (p *peekReader) release() {
+	p.held.Add(-p.mine)
+	if p.gauge != nil {
+		p.gauge.Sub(float64(p.mine))
+	}
+	p.mine = 0
 }
 
 // readCloser reads from Reader and closes Closer.
@@ -81,4 +232,7 @@ type readCloser struct {
 	io.Closer
 }
 
-var _ caddyhttp.MiddlewareHandler = (*TenantRouter)(nil)
+var (
+	_ caddy.Provisioner           = (*TenantRouter)(nil)
+	_ caddyhttp.MiddlewareHandler = (*TenantRouter)(nil)
+)

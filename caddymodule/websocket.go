@@ -108,7 +108,7 @@ func unmarshalWebSocket(d *caddyfile.Dispenser) (*WebSocketConfig, error) {
 }
 
 // wireWebSocket builds the WebSocket binding of svc when it is on.
-func (h *AgentHandler) wireWebSocket(svc *agent.Service, tc httpx.TransportConfig) {
+func (h *AgentHandler) wireWebSocket(app *App, svc *agent.Service, tc httpx.TransportConfig) {
 	if h.WebSocket == nil {
 		return
 	}
@@ -118,6 +118,7 @@ func (h *AgentHandler) wireWebSocket(svc *agent.Service, tc httpx.TransportConfi
 		MaxMessageBytes: h.WebSocket.MaxMessageBytes,
 		KeepAlive:       time.Duration(h.KeepAlive),
 		OriginPatterns:  h.WebSocket.Origins,
+		Tenants:         app.tenantsOf(h), // TURN-10
 	})
 }
 

@@ -497,7 +497,7 @@ func TestMultiAgentAdapt(t *testing.T) {
 	}
 	tr := routes[0]
 	if tr.Terminal || len(tr.Handle) != 1 || tr.Handle[0]["handler"] != "a2a_tenants" || fmt.Sprint(tr.Handle[0]["agents"]) != "[planner]" ||
-		strings.Join(tr.Match[0]["path"], ",") != "/" || strings.Join(tr.Match[0]["method"], ",") != "POST" {
+		strings.Join(tr.Match[0]["path"], ",") != "/,/lf.a2a.v1.A2AService/*" || strings.Join(tr.Match[0]["method"], ",") != "POST" {
 		t.Errorf("tenant router route: %+v", tr)
 	}
 	ag := routes[1]

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	stdiocarrier "github.com/caddy-a2a/caddy-a2a/agent/binding/stdio"
 )
 
@@ -46,6 +47,9 @@ type StdioSite struct {
 	// BaseURL is the card's public_url ("" without one), the base of
 	// artifact links.
 	BaseURL string
+	// Tenants finds the other agents of the site a request's tenant names
+	// (TURN-10), nil when the site has none.
+	Tenants jsonrpc.Tenants
 	// Label names the site in log lines.
 	Label string
 	// Logger writes to stderr (or where the config's logs go, never stdout).
@@ -151,6 +155,7 @@ func runStdio(parent context.Context, cfg StdioConfig, principal string, exts []
 		Grace:        site.Grace,
 		Shutdown:     site.Stop,
 		Logger:       site.Logger,
+		Tenants:      site.Tenants,
 	})
 	site.Stop()
 	if err != nil {

@@ -21,6 +21,7 @@ const maxBatch = 100
 type Dispatcher struct {
 	svc     *agent.Service
 	binding string
+	tenants Tenants // nil: every message is served by svc
 }
 
 // NewDispatcher returns a dispatcher over svc whose requests are counted
@@ -71,6 +72,14 @@ func (d *Dispatcher) Handle(ctx context.Context, c agent.Call, msg []byte) Outco
 		d.svc.RecordRequestCode(d.binding, call.Method, perr.Code)
 		return Outcome{Response: encode(rpc.Response{ID: call.ID, Error: perr}), ID: call.ID, Method: call.Method}
 	}
+	if t, tc := d.forTenant(c, call); t != d {
+		return t.handleOne(ctx, tc, call) // TURN-10: another agent of the site
+	}
+	return d.handleOne(ctx, c, call)
+}
+
+// handleOne runs one parsed call (not a batch) for c.
+func (d *Dispatcher) handleOne(ctx context.Context, c agent.Call, call rpc.Call) Outcome {
 	out := Outcome{ID: call.ID, Method: call.Method}
 	if out.ID == nil {
 		out.ID = nullID
@@ -178,9 +187,10 @@ func (d *Dispatcher) handleBatch(ctx context.Context, c agent.Call, body []byte)
 		}
 		var res any
 		err := pre
-		ic, call, legacy, lerr := d.legacy(c, call)
-		if legacy {
-			_, err = d.svc.Negotiate(ic)
+		td, tc := d.forTenant(c, call) // TURN-10: each call to its agent
+		ic, call, legacy, lerr := td.legacy(tc, call)
+		if legacy || td != d {
+			_, err = td.svc.Negotiate(ic)
 			if err == nil {
 				err = lerr
 			}
@@ -189,7 +199,7 @@ func (d *Dispatcher) handleBatch(ctx context.Context, c agent.Call, body []byte)
 			if isStreaming(call.Method) {
 				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
 			} else {
-				res, err = dispatch(ctx, d.svc, ic, call)
+				res, err = dispatch(ctx, td.svc, ic, call)
 			}
 		}
 		if legacy && err == nil {

@@ -63,6 +63,10 @@ type Options struct {
 	// request still running once Shutdown has returned has its context
 	// canceled. Nil: the contexts are canceled when the grace is over.
 	Shutdown func()
+	// Tenants, when set, serves a request whose params name the tenant of
+	// another agent of the site with that agent (TURN-10, see
+	// jsonrpc.Tenants). Nil: every request is served by the service.
+	Tenants jsonrpc.Tenants
 	// Logger receives the carrier's own messages (never written to the
 	// output). Default: none.
 	Logger *zap.Logger
@@ -128,8 +132,12 @@ type session struct {
 
 func newSession(svc *agent.Service, out io.Writer, opts Options) *session {
 	ctx, cancel := context.WithCancel(context.Background())
+	d := jsonrpc.NewDispatcher(svc, agent.BindingStdio)
+	if opts.Tenants != nil {
+		d = d.WithTenants(opts.Tenants) // TURN-10
+	}
 	s := &session{
-		d: jsonrpc.NewDispatcher(svc, agent.BindingStdio), opts: opts,
+		d: d, opts: opts,
 		ctx: ctx, cancel: cancel, slots: make(chan struct{}, opts.MaxInFlight),
 	}
 	s.w = &lineWriter{w: out, failed: make(chan struct{})}

@@ -8,6 +8,8 @@
 package ws
 
 import (
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
+
 	"time"
 )
 
@@ -49,6 +51,10 @@ type Config struct {
 	// own host. Requests without an Origin header (non-browser clients)
 	// are always allowed. Default: none (same origin only).
 	OriginPatterns []string
+	// Tenants, when set, serves a frame whose params name the tenant of
+	// another agent of the site with that agent (TURN-10, see
+	// jsonrpc.Tenants). Nil: frames are served by this binding's service.
+	Tenants jsonrpc.Tenants
 }
 
 // WithDefaults returns c with every zero field set to its default;

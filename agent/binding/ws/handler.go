@@ -34,11 +34,15 @@ type Handler struct {
 // and the binding settings cfg (defaults applied to both).
 func New(svc *agent.Service, tc httpx.TransportConfig, cfg Config) *Handler {
 	tc = tc.WithDefaults()
+	d := jsonrpc.NewDispatcher(svc, agent.BindingWebSocket)
+	if cfg.Tenants != nil {
+		d = d.WithTenants(cfg.Tenants) // TURN-10
+	}
 	return &Handler{
 		svc:   svc,
 		tc:    tc,
 		cfg:   cfg.WithDefaults(tc.KeepAlive, tc.MaxBodyBytes),
-		d:     jsonrpc.NewDispatcher(svc, agent.BindingWebSocket),
+		d:     d,
 		conns: map[*conn]struct{}{},
 	}
 }
