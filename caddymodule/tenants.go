@@ -72,6 +72,7 @@ type TenantRouter struct {
 
 	held  *atomic.Int64 // set by Provision
 	gauge prometheus.Gauge
+	done  *prometheus.CounterVec
 }
 
 // CaddyModule returns the Caddy module information.
@@ -89,7 +90,15 @@ var tenantHeldGauge = prometheus.GaugeOpts{
 	Help: "Request body bytes the a2a_tenants routers hold while reading for the tenant, before authentication.",
 }
 
-// Provision registers the held-bytes gauge.
+// tenantPreReadsOpts is the counter of finished pre-reads by outcome:
+// routed (a served tenant was found), unrouted (none, another or not
+// within the size or budget), timeout (answered 408).
+var tenantPreReadsOpts = prometheus.CounterOpts{
+	Name: "caddy_a2a_tenant_prereads_total",
+	Help: "Tenant pre-reads the a2a_tenants routers finished, by outcome (routed, unrouted, timeout).",
+}
+
+// Provision registers the held-bytes gauge and the pre-read counter.
 func (h *TenantRouter) Provision(ctx caddy.Context) error {
 	if h.MaxBodySize < 0 || h.MaxHeldBytes < 0 || h.ReadTimeout < 0 {
 		return errors.New("a2a_tenants: max_body_size, max_held_bytes and read_timeout must not be negative")
@@ -103,8 +112,24 @@ func (h *TenantRouter) Provision(ctx caddy.Context) error {
 		g = are.ExistingCollector.(prometheus.Gauge)
 	}
 	h.gauge = g
+	c := prometheus.NewCounterVec(tenantPreReadsOpts, []string{"outcome"})
+	if err := ctx.GetMetricsRegistry().Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return err
+		}
+		c = are.ExistingCollector.(*prometheus.CounterVec)
+	}
+	h.done = c
 	h.held = new(atomic.Int64)
 	return nil
+}
+
+// count records the outcome of one finished pre-read.
+func (h *TenantRouter) count(outcome string) {
+	if h.done != nil {
+		h.done.WithLabelValues(outcome).Inc()
+	}
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -123,13 +148,17 @@ func (h *TenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request, next ca
 		return tenantpeek.JSONRPC(pr)
 	})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		h.count("timeout")
 		w.Header().Set("Connection", "close")
 		http.Error(w, "request body too slow", http.StatusRequestTimeout)
 		return nil
 	}
 	if tenant != "" && slices.Contains(h.Agents, tenant) {
+		h.count("routed")
 		r.URL.Path = "/" + tenant + r.URL.Path
 		r.URL.RawPath = ""
+	} else {
+		h.count("unrouted")
 	}
 	return next.ServeHTTP(w, r)
 }

@@ -300,12 +300,22 @@ func TestMultiAgentTenantPreReadBounded(t *testing.T) {
 	// 20 connections announce 1 MiB, send 200 KiB and stall,
 	// unauthenticated: each pre-read stops at 64 KiB and lets go of it (the
 	// request goes on unrouted), so nothing stays held while they stall.
+	prereads := func() float64 { // every outcome
+		v, _ := metValue(metScrape(t, gw), "caddy_a2a_tenant_prereads_total", nil)
+		return v
+	}
+	before := prereads()
 	for range 20 {
 		open(200 << 10)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for held() != 0 && time.Now().Before(deadline) {
+	// Wait for the 20 pre-reads to finish (the counter), not for the gauge
+	// to read 0: it reads 0 before the server has even read the requests.
+	deadline := time.Now().Add(30 * time.Second)
+	for prereads() < before+20 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
+	}
+	if n := prereads() - before; n < 20 {
+		t.Fatalf("%v of 20 pre-reads finished", n)
 	}
 	if v := held(); v != 0 {
 		t.Errorf("held while 20 capped pre-reads stall: %v, want 0", v)
