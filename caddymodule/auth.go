@@ -1,9 +1,11 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -94,10 +96,22 @@ func (h *AuthHandler) Provision(ctx caddy.Context) error {
 // Provision).
 func (h *AuthHandler) Authenticator() *auth.Authenticator { return h.authn }
 
+// CredentialExpiresVar is the request variable (caddyhttp.GetVar) holding
+// the time.Time at which the request's credential stops being valid (a
+// JWT's exp plus the clock skew); unset for credentials without an
+// expiry. The WebSocket binding ends the connection's access then
+// (AUTH-10).
+const CredentialExpiresVar = "a2a.credential_expires"
+
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if h.authn.Enabled() && !h.authenticate(w, r) {
-		return nil
+	if h.authn.Enabled() {
+		var ok bool
+		var cancel context.CancelFunc
+		if r, cancel, ok = h.authenticate(w, r); !ok {
+			return nil
+		}
+		defer cancel()
 	}
 	// The next handlers (a stream among them) run from this small frame:
 	// authenticate has returned, so an idle stream keeps a smaller stack.
@@ -105,9 +119,14 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 }
 
 // authenticate checks the request's credentials and records its principal;
-// false when it answered the request itself (401).
-func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) bool {
-	principal, ok := h.authn.Authenticate(r)
+// false when it answered the request itself (401). A credential with an
+// expiry bounds the request (AUTH-10): its context ends then, so an SSE
+// or gRPC stream opened with a JWT ends when the token expires; the
+// WebSocket binding reads the expiry from CredentialExpiresVar instead
+// (its connection outlives the upgrade request).
+func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, context.CancelFunc, bool) {
+	res, ok := h.authn.Check(r)
+	principal := res.Principal
 	// The API key has done its job: drop it so that Caddy's access log
 	// (which reads this header map when the request ends, and redacts only
 	// Authorization and Cookie) and later handlers never see it (OPS-1).
@@ -117,13 +136,26 @@ func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) bool 
 			c.Write(zap.String("remote_ip", r.RemoteAddr), zap.String("uri", r.RequestURI))
 		}
 		binding.WriteUnauthenticated(w, r, h.authn.Challenges(), h.GRPC)
-		return false
+		return r, nil, false
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("http.auth.user.id", principal)
 	}
 	caddyhttp.SetVar(r.Context(), PrincipalVar, principal)
-	return true
+	if res.Expires.IsZero() {
+		return r, func() {}, true
+	}
+	caddyhttp.SetVar(r.Context(), CredentialExpiresVar, res.Expires)
+	if isWebSocketUpgrade(r) {
+		return r, func() {}, true // the binding enforces it on the connection
+	}
+	ctx, cancel := context.WithDeadline(r.Context(), res.Expires)
+	return r.WithContext(ctx), cancel, true
+}
+
+// isWebSocketUpgrade reports whether r asks for a WebSocket upgrade.
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 var (

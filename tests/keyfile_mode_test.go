@@ -37,7 +37,7 @@ func TestPrivateKeyFileMode(t *testing.T) {
 			key := trustWritePEM(t, dir, "signing.pem", ecKey)
 			site := "a2a {\n\t" + strings.ReplaceAll(tc.block, "KEY", key) + "\n}"
 			if !strings.Contains(site, "card {") {
-				site = strings.Replace(site, "a2a {\n", "a2a {\n\tcard {\n\t\tname keymode\n\t}\n", 1)
+				site = strings.Replace(site, "a2a {\n", "a2a {\n\tcard {\n\t\tname keymode\n\t\tpublic_url https://agent.example.com\n\t}\n", 1)
 			}
 			if err := os.Chmod(key, 0o644); err != nil {
 				t.Fatal(err)
