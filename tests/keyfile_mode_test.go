@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
@@ -76,4 +79,46 @@ func TestPrivateKeyFileMode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPageTokenKeyFileMode (issue 26.5): the page-token key in the data
+// directory follows the same key-file rule: after a chmod 644 the gateway
+// does not start again, and says which file and how to fix it.
+func TestPageTokenKeyFileMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("file modes have no group/other bits on Windows")
+	}
+	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname keymode\n\t}\n}")
+	gw.Stop()
+	var key string
+	_ = filepath.WalkDir(gw.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "pagetoken.key" {
+			key = p
+		}
+		return nil
+	})
+	if key == "" {
+		t.Fatal("no pagetoken.key in the data directory")
+	}
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, harness.Binary(t), "run", "--config", gw.ConfigPath, "--adapter", "caddyfile")
+	cmd.Dir, cmd.Env = gw.Dir, harness.Env(gw.Dir)
+	out, err := cmd.CombinedOutput()
+	if _, exited := err.(*exec.ExitError); !exited || ctx.Err() != nil {
+		t.Fatalf("start with pagetoken.key at 0644: %v, want a failed start\n%s", err, out)
+	}
+	plain := strings.ReplaceAll(string(out), `\"`, `"`)
+	for _, want := range []string{`"pagetoken.key"`, "mode 0644", "chmod 600 pagetoken.key"} {
+		if !strings.Contains(plain, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if err := os.Chmod(key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw.Start()
 }

@@ -16,12 +16,17 @@ import (
 )
 
 // Read opens the key file at path, checks it with Check and reads at most
-// max bytes of it (a larger file is an error).
+// max bytes of it (a larger file is an error). A missing file's error
+// matches fs.ErrNotExist.
 func Read(path string, max int64) ([]byte, error) {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("key file %q: cannot open the file", name)
+		oe := &openError{name: name}
+		if errors.Is(err, fs.ErrNotExist) {
+			oe.cause = fs.ErrNotExist
+		}
+		return nil, oe
 	}
 	defer f.Close()
 	if err := Check(f, name); err != nil {
@@ -72,3 +77,22 @@ var ErrMode = errors.New("key file accessible by group or others")
 
 // Is reports whether target is ErrMode.
 func (e *ModeError) Is(target error) bool { return target == ErrMode }
+
+// openError is a key file that could not be opened; it matches
+// fs.ErrNotExist with errors.Is when the file does not exist, and its text
+// names the file by its base name only.
+type openError struct {
+	name  string
+	cause error
+}
+
+// Error implements error.
+func (e *openError) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("key file %q: the file does not exist", e.name)
+	}
+	return fmt.Sprintf("key file %q: cannot open the file", e.name)
+}
+
+// Unwrap returns fs.ErrNotExist for a missing file, else nil.
+func (e *openError) Unwrap() error { return e.cause }

@@ -5,6 +5,7 @@ package keyfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,5 +59,15 @@ func TestReadModes(t *testing.T) {
 	}
 	if _, err := Read(big, 1<<10); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Fatalf("oversized: %v", err)
+	}
+}
+
+// TestReadMissing: a missing key file's error matches fs.ErrNotExist and
+// names only the base name.
+func TestReadMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Read(filepath.Join(dir, "none.pem"), 1<<10)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), `"none.pem"`) || strings.Contains(err.Error(), dir) {
+		t.Fatalf("missing file: %v", err)
 	}
 }
