@@ -76,7 +76,8 @@ func fileURLPath(raw string, bad func(string) error) (string, error) {
 
 // openWorkspaceFile opens path once beneath the workspace cwd and checks
 // the open descriptor: a regular file whose real path lies inside cwd and
-// the allowed roots of ws (INPUT-1a). It returns the file, its fstat and
+// the allowed roots of ws and that is no gateway state file under another
+// name (a hard link, DenyList.DeniesFile; INPUT-1a). It returns the file, its fstat and
 // its real path; on an error (made by bad) nothing is left open.
 func openWorkspaceFile(cwd, path string, ws *Workspace, bad func(string) error) (*os.File, os.FileInfo, string, error) {
 	f, err := openInWorkspace(cwd, filepath.FromSlash(path))
@@ -96,7 +97,8 @@ func openWorkspaceFile(cwd, path string, ws *Workspace, bad func(string) error) 
 		f.Close()
 		return nil, nil, "", bad("the file changed while it was read")
 	}
-	if !within(real, cwd) || !ws.Readable(real) {
+	if !within(real, cwd) || !ws.Readable(real) || ws.Denied.DeniesFile(fi) {
+		// DeniesFile: a hard link to a state file is that file (INPUT-1a).
 		f.Close()
 		return nil, nil, "", bad("the file lies outside the workspace")
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -269,7 +270,10 @@ func (h *AgentHandler) precheck(w http.ResponseWriter, r *http.Request) (princip
 		return "", true, nil
 	}
 	if h.ws != nil && h.ws.Handles(r) {
-		h.ws.Serve(w, r, principal) // XPORT-3; a2a_auth checked the upgrade
+		// XPORT-3; a2a_auth checked the upgrade; the connection's access
+		// ends when its credential expires (AUTH-10).
+		expires, _ := caddyhttp.GetVar(r.Context(), CredentialExpiresVar).(time.Time)
+		h.ws.ServeUntil(w, r, principal, expires)
 		return "", true, nil
 	}
 	return principal, false, nil

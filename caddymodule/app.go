@@ -16,6 +16,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
+	"github.com/caddy-a2a/caddy-a2a/internal/keyfile"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
@@ -246,14 +247,15 @@ func (s *sharedState) doOpen() error {
 // a2a app.
 func (s *sharedState) wait(ctx context.Context) error { return s.store.Wait(ctx) }
 
-// loadOrCreateKey reads a 32-byte secret, creating it with mode 0600 first.
+// loadOrCreateKey reads a 32-byte secret under the key-file rule
+// (internal/keyfile: mode 0600), creating it with mode 0600 first.
 func loadOrCreateKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := keyfile.Read(path, 4096)
 	if err == nil && len(b) >= 32 {
 		return b[:32], nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, errors.New("reading the page-token key in the data directory failed")
+		return nil, fmt.Errorf("the page-token key in the data directory: %w", err)
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {

@@ -1,17 +1,18 @@
 package caddymodule
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/auth"
-	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding"
 )
 
 func init() {
@@ -28,17 +29,28 @@ const PrincipalVar = "a2a.principal"
 // environment variables unless no_env is set. Secrets may be {env.X} or
 // {file.path} placeholders, resolved at provision time.
 //
-// A request without valid credentials gets 401 with body
-// {"error":"Unauthorized"} and one WWW-Authenticate header per enabled
-// scheme; a gRPC request (HTTP/2, Content-Type application/grpc), whose
+// A request without valid credentials gets one WWW-Authenticate header
+// per enabled scheme and the unauthenticated answer of its binding, each
+// with the ErrorInfo reason UNAUTHENTICATED (binding.WriteUnauthenticated):
+// a JSON-RPC request (POST /) gets 401 with a JSON-RPC error (code
+// -31401, id null); other requests (HTTP+JSON, WebSocket upgrades) get 401
+// with the AIP-193 body {"error":{"code":401,"status":"UNAUTHENTICATED",…}};
+// a gRPC request (HTTP/2, Content-Type application/grpc), whose
 // credentials are its authorization or API-key metadata, gets the gRPC
-// status UNAUTHENTICATED (16) as a trailers-only response instead. On success it sets the placeholder {http.auth.user.id} and the
-// request variable a2a.principal to the principal name. Either way it then
+// status UNAUTHENTICATED (16) as a trailers-only response when GRPC is
+// set, else the HTTP answer. On success it sets the placeholder
+// {http.auth.user.id} and the request variable a2a.principal to the
+// principal name. Either way it then
 // removes the API key header from the request, so access logs never show
 // the key. With no credential
 // configured at all, every request passes through without a principal.
 type AuthHandler struct {
 	auth.Config
+
+	// GRPC says the a2a handler after this one serves gRPC (its grpc
+	// option; the a2a directive sets it): only then are gRPC requests
+	// refused with a gRPC status. Default: false.
+	GRPC bool `json:"grpc,omitempty"`
 
 	authn  *auth.Authenticator
 	logger *zap.Logger
@@ -84,12 +96,22 @@ func (h *AuthHandler) Provision(ctx caddy.Context) error {
 // Provision).
 func (h *AuthHandler) Authenticator() *auth.Authenticator { return h.authn }
 
-var unauthorizedBody = []byte(`{"error":"Unauthorized"}`)
+// CredentialExpiresVar is the request variable (caddyhttp.GetVar) holding
+// the time.Time at which the request's credential stops being valid (a
+// JWT's exp plus the clock skew); unset for credentials without an
+// expiry. The WebSocket binding ends the connection's access then
+// (AUTH-10).
+const CredentialExpiresVar = "a2a.credential_expires"
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if h.authn.Enabled() && !h.authenticate(w, r) {
-		return nil
+	if h.authn.Enabled() {
+		var ok bool
+		var cancel context.CancelFunc
+		if r, cancel, ok = h.authenticate(w, r); !ok {
+			return nil
+		}
+		defer cancel()
 	}
 	// The next handlers (a stream among them) run from this small frame:
 	// authenticate has returned, so an idle stream keeps a smaller stack.
@@ -97,9 +119,14 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 }
 
 // authenticate checks the request's credentials and records its principal;
-// false when it answered the request itself (401).
-func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) bool {
-	principal, ok := h.authn.Authenticate(r)
+// false when it answered the request itself (401). A credential with an
+// expiry bounds the request (AUTH-10): its context ends then, so an SSE
+// or gRPC stream opened with a JWT ends when the token expires; the
+// WebSocket binding reads the expiry from CredentialExpiresVar instead
+// (its connection outlives the upgrade request).
+func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, context.CancelFunc, bool) {
+	res, ok := h.authn.Check(r)
+	principal := res.Principal
 	// The API key has done its job: drop it so that Caddy's access log
 	// (which reads this header map when the request ends, and redacts only
 	// Authorization and Cookie) and later handlers never see it (OPS-1).
@@ -108,26 +135,27 @@ func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) bool 
 		if c := h.logger.Check(zap.DebugLevel, "a2a auth: unauthorized request"); c != nil {
 			c.Write(zap.String("remote_ip", r.RemoteAddr), zap.String("uri", r.RequestURI))
 		}
-		hdr := w.Header()
-		for _, c := range h.authn.Challenges() {
-			hdr.Add("WWW-Authenticate", c)
-		}
-		if a2agrpc.IsGRPC(r) {
-			// A gRPC client reads only a gRPC status (XPORT-2).
-			a2agrpc.WriteStatus(w, codes.Unauthenticated, "Unauthorized")
-			return false
-		}
-		hdr.Set("Content-Type", "application/json")
-		hdr.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write(unauthorizedBody)
-		return false
+		binding.WriteUnauthenticated(w, r, h.authn.Challenges(), h.GRPC)
+		return r, nil, false
 	}
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("http.auth.user.id", principal)
 	}
 	caddyhttp.SetVar(r.Context(), PrincipalVar, principal)
-	return true
+	if res.Expires.IsZero() {
+		return r, func() {}, true
+	}
+	caddyhttp.SetVar(r.Context(), CredentialExpiresVar, res.Expires)
+	if isWebSocketUpgrade(r) {
+		return r, func() {}, true // the binding enforces it on the connection
+	}
+	ctx, cancel := context.WithDeadline(r.Context(), res.Expires)
+	return r.WithContext(ctx), cancel, true
+}
+
+// isWebSocketUpgrade reports whether r asks for a WebSocket upgrade.
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 var (

@@ -228,10 +228,14 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 }
 
 // attach receives the card and auth handlers built by the same a2a
-// directive: the agent keeps a copy of the card (for the extended card,
+// directive: the auth handler learns whether gRPC is served, the agent
+// keeps a copy of the card (for the extended card,
 // output modes and required extensions) and the card learns what the agent
 // exposes.
-func (h *AgentHandler) attach(card *CardHandler, _ *AuthHandler) {
+func (h *AgentHandler) attach(card *CardHandler, auth *AuthHandler) {
+	if auth != nil {
+		auth.GRPC = h.GRPC // gRPC-shaped refusals only where gRPC is served
+	}
 	if card == nil {
 		return
 	}

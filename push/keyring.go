@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/keyfile"
 )
 
 // KeyRingEnv is the environment variable that, when set, holds a whole key
@@ -93,12 +95,8 @@ func LoadOrCreateKeyRing(path string) (*KeyRing, error) {
 		return nil, errors.New("reading the push key ring failed")
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, errors.New("reading the push key ring failed")
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, errors.New("the push key ring file must not be readable by group or others (chmod 600)")
+	if err := keyfile.Check(f, filepath.Base(path)); err != nil {
+		return nil, fmt.Errorf("the push key ring: %w", err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxKeyRingBytes+1))
 	if err != nil {

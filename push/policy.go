@@ -70,6 +70,19 @@ func (p *Policy) resolver() Resolver {
 	return p.Resolver
 }
 
+// lookup resolves host and unmaps every IPv4-mapped IPv6 answer
+// (::ffff:a.b.c.d) to its IPv4 address, so the answer is checked as the
+// address that is dialled: Go's resolver returns the mapped form for some
+// hosts-file entries (Docker --add-host, Kubernetes hostAliases). A mapped
+// literal written in a URL is not resolved and stays refused (PUSH-2).
+func (p *Policy) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	addrs, err := p.resolver().LookupNetIP(ctx, "ip", host)
+	for i, a := range addrs {
+		addrs[i] = a.Unmap()
+	}
+	return addrs, err
+}
+
 // allowed reports whether a is explicitly allowed.
 func (p *Policy) allowed(a netip.Addr) bool {
 	if p == nil {
@@ -273,7 +286,7 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	defer cancel()
 	// A lookup error leaves no answer to check; the addresses of a partial
 	// answer are still checked.
-	addrs, _ := p.resolver().LookupNetIP(lctx, "ip", host)
+	addrs, _ := p.lookup(lctx, host)
 	for _, a := range addrs {
 		if err := p.CheckAddr(a); err != nil {
 			return err
@@ -296,7 +309,7 @@ func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Con
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
 	} else {
-		addrs, err = p.resolver().LookupNetIP(ctx, "ip", host)
+		addrs, err = p.lookup(ctx, host)
 		if err != nil {
 			return nil, fmt.Errorf("resolving callback host: %w", err)
 		}

@@ -20,7 +20,11 @@ func expect401(t *testing.T, url string, hdr map[string]string, challenges int) 
 	if r.StatusCode != 401 {
 		t.Fatalf("status = %d, want 401", r.StatusCode)
 	}
-	if string(b) != `{"error":"Unauthorized"}` || r.Header.Get("Content-Type") != "application/json" {
+	// POST / is JSON-RPC: a JSON-RPC error with the ErrorInfo reason
+	// UNAUTHENTICATED (issue 25; TestUnauthenticatedAnswers covers the
+	// other carriers).
+	if !strings.Contains(string(b), `"error":{"code":-31401,"message":"Unauthorized","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo"`) ||
+		!strings.Contains(string(b), `"reason":"UNAUTHENTICATED"`) || !strings.Contains(string(b), `"id":null`) || r.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("401 body %q type %q", b, r.Header.Get("Content-Type"))
 	}
 	if got := len(r.Header.Values("WWW-Authenticate")); got != challenges {

@@ -258,8 +258,9 @@ func confTable() []confCase {
 		},
 		{
 			Name: "no credentials", Method: "GetTask", Principal: "-", Params: taskParams(first),
-			// Each carrier refuses in its own form before the service runs.
-			Want: confOutcome{Err: &confError{HTTP: 401, GRPC: codes.Unauthenticated}},
+			// Each carrier refuses in its own form before the service runs,
+			// each with the ErrorInfo reason UNAUTHENTICATED (issue 25).
+			Want: confOutcome{Err: &confError{HTTP: 401, GRPC: codes.Unauthenticated, Reason: "UNAUTHENTICATED"}},
 			Differs: map[string]confOutcome{
 				// Redis has no HTTP status: a JSON-RPC error entry (AUTH-1).
 				bRedis: {Err: &confError{RPC: -31401, Reason: "UNAUTHENTICATED"}},

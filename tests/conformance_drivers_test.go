@@ -222,7 +222,7 @@ func (d jsonrpcHTTPDriver) stream(ctx context.Context, r confReq) ([]json.RawMes
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, &confErr{Kind: confKindHTTP, Code: resp.StatusCode, Msg: string(b)}
+		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
 	}
 	if !isSSE(resp) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -252,9 +252,13 @@ func restDetails(b []byte) json.RawMessage {
 	var st struct {
 		Error struct {
 			Details json.RawMessage `json:"details"`
+			Data    json.RawMessage `json:"data"` // a JSON-RPC error body (401 on POST /)
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(b, &st)
+	if len(st.Error.Details) == 0 {
+		return st.Error.Data
+	}
 	return st.Error.Details
 }
 
@@ -468,7 +472,11 @@ func (d *wsDriver) conn(principal string) (*wsTestConn, *confErr) {
 	c, resp, err := websocket.Dial(ctx, d.url, &websocket.DialOptions{HTTPHeader: hdr})
 	if err != nil {
 		if resp != nil {
-			return nil, &confErr{Kind: confKindHTTP, Code: resp.StatusCode, Msg: "upgrade refused: " + err.Error()}
+			var b []byte
+			if resp.Body != nil {
+				b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			}
+			return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), "upgrade refused: "+err.Error())
 		}
 		return nil, &confErr{Kind: "transport", Msg: err.Error()}
 	}

@@ -105,8 +105,8 @@ func TestGRPCStatusCodes(t *testing.T) {
 
 	t.Run("Unauthenticated", func(t *testing.T) {
 		_, err := client.GetTask(metadata.AppendToOutgoingContext(ctx, "a2a-version", "1.0"), &pb.GetTaskRequest{Id: "x"})
-		if code, msg, _ := grpcStatus(t, err); uint32(code) != 16 || msg != "Unauthorized" {
-			t.Errorf("no credentials: %v %q, want UNAUTHENTICATED (16) Unauthorized", code, msg)
+		if code, msg, info := grpcStatus(t, err); uint32(code) != 16 || msg != "Unauthorized" || info.GetReason() != "UNAUTHENTICATED" || info.GetDomain() != "a2a-protocol.org" {
+			t.Errorf("no credentials: %v %q %v, want UNAUTHENTICATED (16) Unauthorized with ErrorInfo UNAUTHENTICATED", code, msg, info)
 		}
 		_, err = client.GetTask(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer wrong", "a2a-version", "1.0"), &pb.GetTaskRequest{Id: "x"})
 		if code, _, _ := grpcStatus(t, err); code != codes.Unauthenticated {

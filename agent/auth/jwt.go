@@ -89,6 +89,7 @@ type jwtValidator struct {
 	remote    *jws.RemoteJWKS
 	parser    *jwt.Parser
 	algs      []string
+	skew      time.Duration
 }
 
 // newJWTValidator builds a validator from c; resolve resolves
@@ -171,6 +172,7 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 		warns = append(warns, "jwt: no audience configured; tokens meant for other services are accepted")
 	}
 	v.parser = jwt.NewParser(opts...)
+	v.skew = skew
 	return v, warns, nil
 }
 
@@ -196,22 +198,24 @@ func looksLikeJWT(tok string) bool {
 	return strings.Count(tok, ".") == 2 && len(tok) <= maxJWTBytes
 }
 
-// validate checks tok and returns its subject.
-func (v *jwtValidator) validate(ctx context.Context, tok string) (string, bool) {
+// validate checks tok and returns its subject and the end of its
+// validity (exp plus the clock skew).
+func (v *jwtValidator) validate(ctx context.Context, tok string) (string, time.Time, bool) {
+	var none time.Time
 	if !looksLikeJWT(tok) {
-		return "", false
+		return "", none, false
 	}
 	claims := jwt.RegisteredClaims{}
 	t, err := v.parser.ParseWithClaims(tok, &claims, func(t *jwt.Token) (any, error) {
 		return v.keyFor(ctx, t)
 	})
-	if err != nil || !t.Valid {
-		return "", false
+	if err != nil || !t.Valid || claims.ExpiresAt == nil {
+		return "", none, false
 	}
 	if !validName(claims.Subject) {
-		return "", false
+		return "", none, false
 	}
-	return claims.Subject, true
+	return claims.Subject, claims.ExpiresAt.Add(v.skew), true
 }
 
 func (v *jwtValidator) keyFor(ctx context.Context, t *jwt.Token) (any, error) {

@@ -1,11 +1,10 @@
 package jws
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/keyfile"
 )
 
 // maxKeyFileBytes bounds a PEM private key file.
@@ -31,7 +30,9 @@ type SignKey struct {
 // LoadSigners checks the configured keys and builds one signer per key, in
 // order (CARD-6): kids are required and unique, hs256 takes a secret and
 // es256/eddsa a key_file. resolve (nil: identity) expands placeholders in
-// Secret and KeyFile before use. Errors never hold a secret or a path.
+// Secret and KeyFile before use. A key_file must be mode 0600 or stricter
+// (internal/keyfile). Errors never hold a secret, and name a key file by
+// its base name only.
 func LoadSigners(keys []SignKey, resolve func(string) string) ([]*Signer, error) {
 	return LoadSignersFor("card sign", keys, resolve)
 }
@@ -86,7 +87,7 @@ func loadSigner(what string, k SignKey, resolve func(string) string) (*Signer, e
 		}
 		pemBytes, rerr := readKeyFile(path)
 		if rerr != nil {
-			return nil, fmt.Errorf("%s: reading key_file: %v", where, rerr)
+			return nil, fmt.Errorf("%s: key_file: %w", where, rerr)
 		}
 		alg := AlgES256
 		if strings.EqualFold(k.Alg, "eddsa") {
@@ -107,20 +108,9 @@ func loadSigner(what string, k SignKey, resolve func(string) string) (*Signer, e
 	return s, nil
 }
 
-// readKeyFile reads a key file of at most maxKeyFileBytes; errors do not
-// name the path.
+// readKeyFile reads a private key file under the one key-file rule
+// (internal/keyfile: mode 0600, at most maxKeyFileBytes); errors name the
+// file by its base name only.
 func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errors.New("cannot open the file")
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
-	if err != nil {
-		return nil, errors.New("cannot read the file")
-	}
-	if len(b) > maxKeyFileBytes {
-		return nil, fmt.Errorf("file is larger than %d bytes", maxKeyFileBytes)
-	}
-	return b, nil
+	return keyfile.Read(path, maxKeyFileBytes)
 }

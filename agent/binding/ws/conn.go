@@ -21,6 +21,9 @@ type conn struct {
 	base   agent.Call      // from the upgrade request
 	ctx    context.Context // the connection's, canceled when it ends
 	cancel context.CancelFunc
+	// expires is when the upgrade's credential expires (zero: never);
+	// see ServeUntil (AUTH-10).
+	expires time.Time
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by frame id (non-null ids)
@@ -41,6 +44,10 @@ func (c *conn) run() {
 	}()
 	c.wg.Add(1)
 	go c.ping(ctx)
+	if !c.expires.IsZero() {
+		c.wg.Add(1)
+		go c.expireAt(ctx)
+	}
 	for {
 		typ, data, err := c.ws.Read(ctx)
 		if err != nil {

@@ -62,13 +62,19 @@ func (h *Handler) Handles(r *http.Request) bool { return r.URL.Path == h.cfg.Pat
 // its own. A request that is not a valid upgrade is answered with an HTTP
 // error (405, 426 or 403 for a foreign Origin).
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string) {
+	h.serve(w, r, principal, time.Time{})
+}
+
+// serve is Serve and ServeUntil: expires is the credential's expiry
+// (zero: none).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, principal string, expires time.Time) {
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
 	if err != nil {
 		return // Accept has answered the request
 	}
 	c.SetReadLimit(h.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(context.Background())
-	cn := &conn{h: h, ws: c, base: h.tc.NewCall(r, principal, ""), ctx: ctx, cancel: cancel, inflight: map[string]context.CancelFunc{}}
+	cn := &conn{h: h, ws: c, base: h.tc.NewCall(r, principal, ""), ctx: ctx, cancel: cancel, inflight: map[string]context.CancelFunc{}, expires: expires}
 	if !h.track(cn) {
 		cancel()
 		_ = c.Close(websocket.StatusGoingAway, "server shutting down")

@@ -62,6 +62,11 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		c.refuseFrame(f.ID, nil, "", errNoPayload)
 		return
 	}
+	if c.expired() { // AUTH-10: the credential's access has ended
+		pid, method := payloadID(f.Payload)
+		c.refuseFrame(f.ID, pid, method, errExpired)
+		return
+	}
 	rctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(errCanceled) }
 	if err := c.acquire(key, cancel); err != nil {
