@@ -4,7 +4,7 @@
 GO       ?= go
 BIN      ?= bin/caddy
 
-.PHONY: build build-dev run test vet fmt-check bench clean
+.PHONY: build build-dev run test test-e2e-race vet fmt-check bench clean
 
 ## build: build bin/caddy from xcaddy.toml with the xcaddy library
 build:
@@ -36,6 +36,17 @@ test: vet fmt-check
 		$(GO) test -race -count=1 ./... && \
 	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
 		$(GO) test -count=1 -run '^(TestIdleContextHeap|TestIdleTurnStackIsSmall)$$' ./agent/; \
+	status=$$?; rm -rf "$$tmp"; exit $$status
+
+## test-e2e-race: the concurrency-heavy end-to-end tests (streams, reload,
+## cross-instance cancel and subscribe, push under kill, WebSocket) against
+## a gateway built with -race (A2A_E2E_RACE=1): a data race in the real
+## process fails the test. .ci/run calls it after `make test`.
+E2E_RACE_TESTS ?= ^(TestOpsReloadDuringStreamingTurn|TestGRPCStreamOutlivesReload|TestStreamResumeLastEventID|TestSubscribeRunningTaskCanceled|TestWebSocketBinding|TestRedisCancelAcrossInstances|TestRedisSubscribeAcrossInstances|TestRedisResumeOnOtherInstance|TestPushCrashSafety|TestPushTwoGatewaysOneGroup)$$
+test-e2e-race:
+	@tmp="$$(mktemp -d)" || exit 1; \
+	A2A_E2E_RACE=1 XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
+		$(GO) test -count=1 -timeout 15m -run '$(E2E_RACE_TESTS)' ./tests/; \
 	status=$$?; rm -rf "$$tmp"; exit $$status
 
 ## bench: the load harness (gateway vs same-run baselines → docs/benchmarks.md)

@@ -361,7 +361,8 @@ func TestClientSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bg.Wait()
-	time.Sleep(300 * time.Millisecond)
+	// The background turn runs (1s of chunks) before the subscribe.
+	harness.WaitState(t, gw.URL, tid, "TASK_STATE_WORKING", 10*time.Second)
 	r = clientRun(t, "", nil, "task", "subscribe", gw.URL, tid)
 	r.wantCode(t, 0)
 	if !strings.HasSuffix(r.Stdout, "me please\n") || !strings.Contains(r.Stderr, "state=input-required") {

@@ -35,10 +35,14 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
-// The principals of the conformance gateway.
+// The principals of the conformance gateway: alice and bob may do
+// everything; monitor may only read (limits allow_methods), ratebot may
+// make one request an hour (limits rate), AUTH-6.
 const (
-	confAlice = "alice"
-	confBob   = "bob"
+	confAlice   = "alice"
+	confBob     = "bob"
+	confMonitor = "monitor"
+	confRateBot = "ratebot"
 )
 
 // Binding names of the table.
@@ -62,6 +66,9 @@ type confError struct {
 	Reason string     // ErrorInfo reason ("" = none expected)
 	// Meta, when set, must be the ErrorInfo metadata.
 	Meta map[string]string
+	// Retry: the refusal must say when to retry (HTTP Retry-After, or a
+	// google.rpc.RetryInfo detail on the other carriers).
+	Retry bool
 }
 
 // code is the expected code in the code space of kind (-1: none).
@@ -110,6 +117,9 @@ type confCase struct {
 	Differs map[string]confOutcome
 	// Save records what later cases need.
 	Save func(e *confEnv, res map[string]any)
+	// Warm is how many times the call is made first, unchecked (to spend
+	// a rate limit's burst).
+	Warm int
 }
 
 const confText = "conformance check"
@@ -170,6 +180,12 @@ func confTable() []confCase {
 	}
 	first := func(e *confEnv) string { return e.task }
 	notFound := &confError{RPC: -32001, HTTP: 404, GRPC: codes.NotFound, Reason: "TASK_NOT_FOUND"}
+	return append(confCoreRows(taskParams, first, notFound, noStdioHeaders, noStdioAuth), append(confPolicyRows(), confV03Rows()...)...)
+}
+
+// confCoreRows are the 1.0 methods, errors and principal isolation.
+func confCoreRows(taskParams func(id func(e *confEnv) string) func(e *confEnv) map[string]any, first func(e *confEnv) string,
+	notFound *confError, noStdioHeaders, noStdioAuth string) []confCase {
 	return []confCase{
 		{
 			Name: "SendMessage ok", Method: "SendMessage",
@@ -440,8 +456,9 @@ func confCheckExtendedCard(t *testing.T, res map[string]any, base string) {
 	}
 }
 
-// confSite is the one gateway: auth with two principals, push, gRPC,
-// WebSocket and Redis Streams JSON-RPC on redisAddr.
+// confSite is the one gateway: auth with four principals and their
+// limits, A2A 0.3 (legacy_v03), push, gRPC, WebSocket and Redis Streams
+// JSON-RPC on redisAddr.
 func confSite(redisAddr string) string {
 	return `a2a {
 	card {
@@ -450,8 +467,17 @@ func confSite(redisAddr string) string {
 	auth {
 		principal alice bearer ` + confTokens[confAlice] + `
 		principal bob bearer ` + confTokens[confBob] + `
+		principal monitor bearer ` + confTokens[confMonitor] + `
+		principal ratebot bearer ` + confTokens[confRateBot] + `
 		no_env
 	}
+	limits monitor {
+		allow_methods GetTask ListTasks
+	}
+	limits ratebot {
+		rate 1/h burst 1
+	}
+	legacy_v03
 	grpc
 	websocket /ws
 	push {
@@ -489,7 +515,16 @@ func TestConformanceBindings(t *testing.T) {
 		},
 		bRedis: func(t *testing.T) confDriver { return &redisDriver{t: t, rdb: rrpcClient(t, redisAddr)} },
 		bStdio: func(t *testing.T) confDriver {
-			return &stdioDriver{p: startStdio(t, stdioDir, "--principal", confAlice)}
+			return &stdioDriver{start: func(principal string) *stdioProc {
+				dir := stdioDir // alice's; another principal's process needs a data_dir of its own (OPS-6)
+				if principal != confAlice {
+					dir = t.TempDir()
+					if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), cfg, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return startStdio(t, dir, "--principal", principal)
+			}}
 		},
 	}
 	table := confTable()
@@ -529,6 +564,13 @@ func confRun(t *testing.T, d confDriver, env *confEnv, c confCase, want confOutc
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	for range c.Warm {
+		if c.Stream {
+			_, _ = d.stream(ctx, r)
+		} else {
+			_, _ = d.call(ctx, r)
+		}
+	}
 	var res json.RawMessage
 	var events []json.RawMessage
 	var got *confErr
@@ -542,7 +584,7 @@ func confRun(t *testing.T, d confDriver, env *confEnv, c confCase, want confOutc
 			t.Fatalf("%s: got a result %s %s, want error %+v", c.Method, res, events, *want.Err)
 		}
 		if code := want.Err.code(got.Kind); code == 0 || code == -1 || code != got.Code || got.Reason != want.Err.Reason ||
-			want.Err.Meta != nil && !maps.Equal(want.Err.Meta, got.Meta) {
+			want.Err.Meta != nil && !maps.Equal(want.Err.Meta, got.Meta) || want.Err.Retry && got.Retry == "" {
 			t.Fatalf("%s: got %s, want %+v", c.Method, got, *want.Err)
 		}
 		return

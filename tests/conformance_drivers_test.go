@@ -50,14 +50,17 @@ type confErr struct {
 	Code   int               // JSON-RPC code, HTTP status or gRPC status code
 	Reason string            // the google.rpc.ErrorInfo reason ("" when none)
 	Meta   map[string]string // the ErrorInfo metadata
-	Msg    string            // for failure messages
+	// Retry is when to retry: the HTTP Retry-After header, else the
+	// google.rpc.RetryInfo retryDelay ("" when neither).
+	Retry string
+	Msg   string // for failure messages
 }
 
 func (e *confErr) String() string {
 	if e == nil {
 		return "<no error>"
 	}
-	return fmt.Sprintf("%s %d %q %v (%s)", e.Kind, e.Code, e.Reason, e.Meta, e.Msg)
+	return fmt.Sprintf("%s %d %q %v retry %q (%s)", e.Kind, e.Code, e.Reason, e.Meta, e.Retry, e.Msg)
 }
 
 // confReq is one call of the table.
@@ -87,8 +90,10 @@ type confDriver interface {
 
 // confTokens are the bearer tokens of the principals.
 var confTokens = map[string]string{
-	confAlice: "conf-alice-token-0123456789",
-	confBob:   "conf-bob-token-0123456789",
+	confAlice:   "conf-alice-token-0123456789",
+	confBob:     "conf-bob-token-0123456789",
+	confMonitor: "conf-monitor-token-0123456789",
+	confRateBot: "conf-ratebot-token-0123456789",
 }
 
 // rpcWireErr is a JSON-RPC error object.
@@ -116,10 +121,53 @@ func errorInfoOf(details json.RawMessage) (string, map[string]string) {
 	return "", nil
 }
 
-// detailsErr is a confErr of kind with the ErrorInfo of details.
+// retryInfoOf is the retryDelay of the google.rpc.RetryInfo of a details
+// list ("" when none).
+func retryInfoOf(details json.RawMessage) string {
+	var ds []struct {
+		Type       string `json:"@type"`
+		RetryDelay string `json:"retryDelay"`
+	}
+	_ = json.Unmarshal(details, &ds)
+	for _, d := range ds {
+		if d.Type == "type.googleapis.com/google.rpc.RetryInfo" {
+			return d.RetryDelay
+		}
+	}
+	return ""
+}
+
+// detailsErr is a confErr of kind with the ErrorInfo and RetryInfo of
+// details.
 func detailsErr(kind string, code int, details json.RawMessage, msg string) *confErr {
 	reason, meta := errorInfoOf(details)
-	return &confErr{Kind: kind, Code: code, Reason: reason, Meta: meta, Msg: msg}
+	return &confErr{Kind: kind, Code: code, Reason: reason, Meta: meta, Retry: retryInfoOf(details), Msg: msg}
+}
+
+// httpRefusal is the confErr of an HTTP answer other than 2xx: its status,
+// the details of its google.rpc.Status or JSON-RPC error body, and its
+// Retry-After header (else the RetryInfo delay).
+func httpRefusal(resp *http.Response, b []byte) *confErr {
+	details := restDetails(b)
+	if len(details) == 0 {
+		details = rpcErrorData(b)
+	}
+	e := detailsErr(confKindHTTP, resp.StatusCode, details, string(b))
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		e.Retry = ra
+	}
+	return e
+}
+
+// rpcErrorData is the data of a JSON-RPC error object (nil when b is none).
+func rpcErrorData(b []byte) json.RawMessage {
+	var r struct {
+		Error *rpcWireErr `json:"error"`
+	}
+	if json.Unmarshal(b, &r) != nil || r.Error == nil {
+		return nil
+	}
+	return r.Error.Data
 }
 
 // rpcOutcome maps a JSON-RPC response object to a result or confErr.
@@ -209,7 +257,7 @@ func (d jsonrpcHTTPDriver) call(ctx context.Context, r confReq) (json.RawMessage
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
-		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
+		return nil, httpRefusal(resp, b)
 	}
 	return rpcOutcome(b)
 }
@@ -222,7 +270,7 @@ func (d jsonrpcHTTPDriver) stream(ctx context.Context, r confReq) ([]json.RawMes
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
+		return nil, httpRefusal(resp, b)
 	}
 	if !isSSE(resp) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -313,7 +361,7 @@ func (d restDriver) call(ctx context.Context, r confReq) (json.RawMessage, *conf
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode/100 != 2 {
-		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
+		return nil, httpRefusal(resp, b)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return json.RawMessage("{}"), nil
@@ -333,7 +381,7 @@ func (d restDriver) stream(ctx context.Context, r confReq) ([]json.RawMessage, *
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !isSSE(resp) {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, detailsErr(confKindHTTP, resp.StatusCode, restDetails(b), string(b))
+		return nil, httpRefusal(resp, b)
 	}
 	datas, err := sseData(resp.Body)
 	var evs []json.RawMessage
@@ -395,6 +443,9 @@ func grpcConfErr(err error) *confErr {
 	for _, det := range st.Details() {
 		if info, ok := det.(*errdetails.ErrorInfo); ok && info.GetDomain() == a2a.ErrorDomain {
 			e.Reason, e.Meta = info.GetReason(), info.GetMetadata()
+		}
+		if ri, ok := det.(*errdetails.RetryInfo); ok && ri.GetRetryDelay() != nil {
+			e.Retry = ri.GetRetryDelay().AsDuration().String()
 		}
 	}
 	return e
@@ -590,25 +641,40 @@ func (d *redisDriver) stream(ctx context.Context, r confReq) ([]json.RawMessage,
 }
 
 // stdioDriver is `caddy a2a stdio` (XPORT-4): NDJSON over the pipes of a
-// second process, as one trusted principal.
+// second process, as one trusted principal (--principal). A call as
+// another principal (the limits rows) goes to a process of its own,
+// started by start on first use.
 type stdioDriver struct {
-	p   *stdioProc
-	mu  sync.Mutex // one request at a time: the lines of a call are read in order
-	ids atomic.Int64
+	start func(principal string) *stdioProc
+	mu    sync.Mutex // one request at a time: the lines of a call are read in order
+	procs map[string]*stdioProc
+	ids   atomic.Int64
 }
 
 func (d *stdioDriver) lines(r confReq) []stdioReply {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	principal := r.Principal
+	if principal == "" {
+		principal = confAlice
+	}
+	p := d.procs[principal]
+	if p == nil {
+		if d.procs == nil {
+			d.procs = map[string]*stdioProc{}
+		}
+		p = d.start(principal)
+		d.procs[principal] = p
+	}
 	id := fmt.Sprintf("%q", fmt.Sprintf("s%d", d.ids.Add(1)))
 	var idv any
 	_ = json.Unmarshal([]byte(id), &idv)
-	d.p.send(string(envelope(idv, r)))
+	p.send(string(envelope(idv, r)))
 	var out []stdioReply
 	for {
-		l := d.p.nextFor(id, nil)
+		l := p.nextFor(id, nil)
 		out = append(out, l)
-		if l.Final || !strings.HasPrefix(r.Method, "SendStreaming") && r.Method != a2a.MethodSubscribeToTask || l.Error != nil {
+		if l.Final || !strings.HasPrefix(r.Method, "SendStreaming") && r.Method != a2a.MethodSubscribeToTask && r.Method != "message/stream" && r.Method != "tasks/resubscribe" || l.Error != nil {
 			return out
 		}
 	}

@@ -227,16 +227,17 @@ func TestInputSwapRaceOverTheBinary(t *testing.T) {
 			client := &http.Client{Timeout: 10 * time.Second}
 			for i := 0; i < perClient; i++ {
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"swap-%d-%d","role":"ROLE_USER","parts":[{"text":"look:"},{"url":"file://%s","mediaType":"text/plain"}]}}}`, c, i, target)
-				start := time.Now()
+				// A request that hangs fails with the client's 10s timeout;
+				// no tighter bound on its time (issue 33.6: 3s under -race
+				// on shared cores measured the machine, not the gateway).
 				r, err := harness.Request(http.MethodPost, gw.URL, body, harness.Client(client))
-				el := time.Since(start)
 				var s string
 				if err == nil {
 					s = string(r.Raw)
 				}
 				mu.Lock()
 				switch {
-				case err != nil || el > 3*time.Second:
+				case err != nil:
 					slow++
 				case strings.Contains(s, "root:") || strings.Contains(s, "env-secret-4711") || strings.Contains(s, "caddy-a2a data directory"):
 					leaks++
@@ -251,7 +252,7 @@ func TestInputSwapRaceOverTheBinary(t *testing.T) {
 	close(stop)
 	swapper.Wait()
 	if leaks != 0 || slow != 0 {
-		t.Errorf("%d of %d requests leaked a swapped-in file, %d failed or took over 3s", leaks, clients*perClient, slow)
+		t.Errorf("%d of %d requests leaked a swapped-in file, %d failed (or hung past the 10s client timeout)", leaks, clients*perClient, slow)
 	}
 	if ok == 0 {
 		t.Error("no request read the regular file: the race exercised nothing")

@@ -35,14 +35,7 @@ type interopJSSummary struct {
 
 func interopNeedNode(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is not installed, but the JS SDK interop test must run in CI")
-		}
-		t.Skip("node is not installed; skipping the JS SDK interop test")
-	}
-	return node
+	return harness.NeedTool(t, "node", "the JS SDK interop tests")
 }
 
 // interopJSInstall runs `npm ci` in dir when the SDK is not installed yet.

@@ -92,8 +92,12 @@ func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig]
 		t.Run(name, func(t *testing.T) {
-			// About 1.5s per turn; 5s of grace_period and 5s of shutdown_timeout.
-			gw := harness.StartGatewayWith(t, opsShutdownSite("backend echo {\n\t\tchunks 10\n\t\tdelay 150ms\n\t}"), opsShutdownOpts(5*time.Second, 5*time.Second))
+			// About 1.5s per turn; 30s of grace_period and of
+			// shutdown_timeout: an exit that waits them out is far from
+			// one that ends with the turns, whatever the machine's load
+			// (issue 33.6: the bound was 4.5s of 5s).
+			const wait = 30 * time.Second
+			gw := harness.StartGatewayWith(t, opsShutdownSite("backend echo {\n\t\tchunks 10\n\t\tdelay 150ms\n\t}"), opsShutdownOpts(wait, wait))
 			stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("streamed through the shutdown", "", nil)})
 			first, _ := stream.Next(20 * time.Second)
 			streamed := bkStr(first, "task", "id")
@@ -111,12 +115,12 @@ func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
 			if state, text := bkFinalText(events); state != "TASK_STATE_INPUT_REQUIRED" || text != "Echo: streamed through the shutdown" {
 				t.Errorf("the stream open at %s ended %s %q, want INPUT_REQUIRED with the whole answer", name, state, text)
 			}
-			if !gw.WaitExit(15 * time.Second) {
-				t.Fatalf("the gateway did not exit within 15s of %s", name)
+			if !gw.WaitExit(wait + 15*time.Second) {
+				t.Fatalf("the gateway did not exit within %v of %s", wait+15*time.Second, name)
 			}
 			took := time.Since(start)
-			if took > 4500*time.Millisecond {
-				t.Errorf("exit took %v: the process should exit once its 1.5s turns are done, not wait out the 5s grace period", took)
+			if took > wait*2/3 {
+				t.Errorf("exit took %v: the process should exit once its 1.5s turns are done, not wait out the %v grace period", took, wait)
 			}
 			out := gw.Output()
 			if strings.Contains(out, "panic") || strings.Contains(out, "unclean shutdown") {

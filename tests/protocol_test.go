@@ -500,9 +500,9 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 			t.Fatal("no Task event")
 		}
 		id := ev.Task.ID
-		time.Sleep(400 * time.Millisecond) // the turn is running
-		if st := g.getTask(id).Status.State; st != "TASK_STATE_WORKING" {
-			t.Fatalf("state before cancel %s, want WORKING", st)
+		// The turn is running (5 chunks 300ms apart: 1.5s of WORKING).
+		if !waitFor(t, 10*time.Second, func() bool { return g.getTask(id).Status.State == "TASK_STATE_WORKING" }) {
+			t.Fatalf("state before cancel %s, want WORKING", g.getTask(id).Status.State)
 		}
 		start := time.Now()
 		var c protoTask

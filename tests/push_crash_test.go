@@ -108,17 +108,6 @@ func sendMany(t *testing.T, gw string, n int, url string) []string {
 	return ids
 }
 
-func waitFor(t *testing.T, within time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return cond()
-}
-
 // TestPushCrashSafety: 1,000 deliveries queued, the gateway killed with
 // SIGKILL mid-way and restarted → every delivery arrives at least once.
 func TestPushCrashSafety(t *testing.T) {

@@ -33,13 +33,11 @@ type persistentRedis struct {
 
 // startPersistentRedis starts redis-server with appendonly yes and
 // appendfsync always (every acknowledged write is on disk) on a free
-// loopback port; it is killed at cleanup. Skips without redis-server.
+// loopback port; it is killed at cleanup. Skips without redis-server
+// (fails under CI=true).
 func startPersistentRedis(t *testing.T) *persistentRedis {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed")
-	}
+	bin := harness.NeedTool(t, "redis-server", "the Redis restart tests")
 	r := &persistentRedis{t: t, bin: bin, dir: t.TempDir(), port: harness.FreePort(t)}
 	r.Addr = fmt.Sprintf("127.0.0.1:%d", r.port)
 	t.Cleanup(func() {

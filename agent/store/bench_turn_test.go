@@ -43,7 +43,10 @@ func BenchmarkTurnWrites(b *testing.B) {
 			}
 			task := benchTask(id, ctxID, a2a.TaskStateSubmitted, now)
 			task.Artifacts = nil
-			_ = s.AppendEvents(id, []Event{{Seq: 1, Response: a2a.StreamResponse{Task: task}}}, 0)
+			if err := s.AppendEvents(id, []Event{{Seq: 1, Response: a2a.StreamResponse{Task: task}}}, 0); err != nil {
+				b.Error(err)
+				return
+			}
 			if err := s.PutTaskNoWait("owner", task); err != nil {
 				b.Error(err)
 				return
@@ -54,7 +57,10 @@ func BenchmarkTurnWrites(b *testing.B) {
 				evs = append(evs, Event{Seq: uint64(2 + i), Response: a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{
 					TaskID: id, ContextID: ctxID, Status: done.Status}}})
 			}
-			_ = s.AppendEvents(id, evs, 0)
+			if err := s.AppendEvents(id, evs, 0); err != nil {
+				b.Error(err)
+				return
+			}
 			if err := s.PutTask(bg, "owner", done); err != nil {
 				b.Error(err)
 				return

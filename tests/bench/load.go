@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,6 +23,9 @@ type result struct {
 	extra string
 	// baseline names the same-run baseline(s) the ratio is computed against.
 	ratioTo []string
+	// invalid says why the run did not measure what its name says (its
+	// answers repeated task ids: dedupe hits, not turns); "" when valid.
+	invalid string
 }
 
 // throughput returns successful requests per second.
@@ -44,7 +50,14 @@ func newClient(n int) *http.Client {
 }
 
 // drive runs do from concurrency workers for d and collects latencies.
-func drive(name string, concurrency int, d time.Duration, do func(c *http.Client, worker, i int) error) result {
+// do returns the id of the task its answer named ("" when the scenario
+// starts no turns: baselines, reads). When answers name tasks, drive
+// checks that they are distinct: a resent messageId is answered from the
+// dedupe record without a turn (RPC-18), so a run whose answers repeat a
+// task id measured dedupe hits and is marked invalid (main then fails). A
+// scenario named with dedupeHitsPrefix measures hits on purpose: its
+// answers must all name one task.
+func drive(name string, concurrency int, d time.Duration, do func(c *http.Client, worker, i int) (string, error)) result {
 	client := newClient(concurrency)
 	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -53,6 +66,7 @@ func drive(name string, concurrency int, d time.Duration, do func(c *http.Client
 		mu   sync.Mutex
 		lats []time.Duration
 		errs int
+		ids  = newTaskIDs()
 		wg   sync.WaitGroup
 	)
 	start := time.Now()
@@ -61,25 +75,90 @@ func drive(name string, concurrency int, d time.Duration, do func(c *http.Client
 		go func(w int) {
 			defer wg.Done()
 			local := make([]time.Duration, 0, 1024)
+			localIDs := newTaskIDs()
 			localErrs := 0
 			for i := 0; ctx.Err() == nil; i++ {
 				t0 := time.Now()
-				if err := do(client, w, i); err != nil {
+				id, err := do(client, w, i)
+				if err != nil {
 					localErrs++
 					continue
 				}
 				local = append(local, time.Since(t0))
+				localIDs.add(id)
 			}
 			mu.Lock()
 			lats = append(lats, local...)
 			errs += localErrs
+			ids.merge(localIDs)
 			mu.Unlock()
 		}(w)
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
-	return result{name: name, requests: len(lats), errors: errs, elapsed: elapsed, p50: quantile(lats, 0.50), p99: quantile(lats, 0.99)}
+	res := result{name: name, requests: len(lats), errors: errs, elapsed: elapsed, p50: quantile(lats, 0.50), p99: quantile(lats, 0.99)}
+	res.invalid = ids.check(name, len(lats))
+	if res.invalid != "" {
+		fmt.Fprintf(os.Stderr, "bench: INVALID SCENARIO %q: %s\n", name, res.invalid)
+	}
+	return res
+}
+
+// noTurns adapts the request of a scenario that starts no turns (reads,
+// the card) to drive.
+func noTurns(do func(c *http.Client, worker, i int) error) func(c *http.Client, worker, i int) (string, error) {
+	return func(c *http.Client, worker, i int) (string, error) { return "", do(c, worker, i) }
+}
+
+// dedupeHitsPrefix starts the name of a scenario that measures dedupe
+// hits on purpose (one messageId resent with the idempotent-send
+// extension).
+const dedupeHitsPrefix = "dedupe hits: "
+
+// taskIDs counts the task ids a scenario's answers named.
+type taskIDs struct {
+	seen    map[string]int
+	unnamed int // answers that named no task
+}
+
+func newTaskIDs() *taskIDs { return &taskIDs{seen: map[string]int{}} }
+
+func (t *taskIDs) add(id string) {
+	if id == "" {
+		t.unnamed++
+		return
+	}
+	t.seen[id]++
+}
+
+func (t *taskIDs) merge(o *taskIDs) {
+	t.unnamed += o.unnamed
+	for id, n := range o.seen {
+		t.seen[id] += n
+	}
+}
+
+// check returns why answers (successful requests) of scenario name did
+// not measure what the name says, or "".
+func (t *taskIDs) check(name string, answers int) string {
+	named := answers - t.unnamed
+	if named == 0 {
+		return "" // a scenario that starts no turns
+	}
+	if strings.HasPrefix(name, dedupeHitsPrefix) {
+		if len(t.seen) != 1 {
+			return fmt.Sprintf("%d answers named %d tasks: turns ran, these were not dedupe hits", named, len(t.seen))
+		}
+		return ""
+	}
+	if t.unnamed > 0 {
+		return fmt.Sprintf("%d of %d answers named no task", t.unnamed, answers)
+	}
+	if len(t.seen) != named {
+		return fmt.Sprintf("%d answers named only %d distinct tasks: it measured dedupe hits, not turns (a fresh messageId per request is required)", named, len(t.seen))
+	}
+	return ""
 }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {

@@ -41,6 +41,11 @@ func main() {
 	}
 	report := r.markdown()
 	fmt.Print(report)
+	if bad := r.invalid(); len(bad) > 0 {
+		// Not written to -out: a scenario that measured dedupe hits where
+		// it names turns would publish wrong numbers.
+		fail(fmt.Errorf("%d scenario(s) did not measure what they name (report not written):\n  %s", len(bad), strings.Join(bad, "\n  ")))
+	}
 	if *out != "" {
 		path := *out
 		if !filepath.IsAbs(path) {

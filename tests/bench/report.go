@@ -25,7 +25,11 @@ func (r *runner) markdown() string {
 				ratios = append(ratios, fmt.Sprintf("%.2f× %s", res.throughput()/bl.throughput(), strings.TrimPrefix(base, "baseline: ")))
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %d | %s | %s |\n", res.name, res.throughput(), ms(res.p50), ms(res.p99), res.errors, strings.Join(ratios, ", "), res.extra)
+		extra := res.extra
+		if res.invalid != "" {
+			extra = "INVALID: " + res.invalid + "; " + extra
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %d | %s | %s |\n", res.name, res.throughput(), ms(res.p50), ms(res.p99), res.errors, strings.Join(ratios, ", "), extra)
 	}
 	return b.String()
 }

@@ -30,9 +30,21 @@ func sendParams(text, contextID string) map[string]any {
 
 // post sends an A2A 1.0 JSON-RPC request, with a bearer token if set.
 func post(c *http.Client, url, token string, body []byte) (*http.Response, error) {
+	return postHeader(c, url, token, body, nil)
+}
+
+// idempotentSendExt is the extension that asks the gateway to answer a
+// resent messageId from its dedupe record (opt-in, A2A-Extensions).
+const idempotentSendExt = "urn:caddy-a2a:idempotent-send:v1"
+
+// postHeader is post with extra request headers hdr.
+func postHeader(c *http.Client, url, token string, body []byte, hdr http.Header) (*http.Response, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
@@ -44,17 +56,62 @@ func post(c *http.Client, url, token string, body []byte) (*http.Response, error
 
 // expect posts and checks that the body contains want.
 func expect(c *http.Client, url, token string, body []byte, want string) error {
-	resp, err := post(c, url, token, body)
+	_, err := expectBody(c, url, token, body, want, nil)
+	return err
+}
+
+// expectTask is expect for a request that starts a turn: it returns the
+// id of the task the answer names, for drive's distinct-task check.
+func expectTask(c *http.Client, url, token string, body []byte, want string, hdr http.Header) (string, error) {
+	b, err := expectBody(c, url, token, body, want, hdr)
 	if err != nil {
-		return err
+		return "", err
+	}
+	id := taskIDOf(b)
+	if id == "" {
+		return "", fmt.Errorf("answer names no task: %.200s", b)
+	}
+	return id, nil
+}
+
+// expectBody posts (with the extra headers hdr) and returns the body,
+// checking that it is a 200 containing want.
+func expectBody(c *http.Client, url, token string, body []byte, want string, hdr http.Header) ([]byte, error) {
+	resp, err := postHeader(c, url, token, body, hdr)
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(want)) {
-		return fmt.Errorf("unexpected response %d: %.200s", resp.StatusCode, b)
+		return nil, fmt.Errorf("unexpected response %d: %.200s", resp.StatusCode, b)
 	}
-	return nil
+	return b, nil
+}
+
+// taskIDOf returns the task id an A2A 1.0 answer or stream event names:
+// a Task's "id" or an update event's "taskId" ("" when none).
+func taskIDOf(b []byte) string {
+	for _, key := range []string{`"task":{"id":"`, `"taskId":"`} {
+		if i := bytes.Index(b, []byte(key)); i >= 0 {
+			rest := b[i+len(key):]
+			if j := bytes.IndexByte(rest, '"'); j > 0 {
+				return string(rest[:j])
+			}
+		}
+	}
+	var v struct {
+		Result struct {
+			Task struct {
+				ID string `json:"id"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(b, &v) == nil {
+		return v.Result.Task.ID
+	}
+	return ""
 }

@@ -179,6 +179,7 @@ func (r *runner) run() error {
 		fn   func() []result
 	}{
 		{"send", r.sendMessage},
+		{"send-dedupe-hits", r.sendDedupeHits},
 		{"grpc-send", r.grpcSend},
 		{"stream", r.streamMessage},
 		{"ws-send", r.wsSendMessage},
@@ -197,6 +198,17 @@ func (r *runner) run() error {
 		}
 	}
 	return nil
+}
+
+// invalid lists the scenarios whose run did not measure what they name.
+func (r *runner) invalid() []string {
+	var out []string
+	for _, res := range r.results {
+		if res.invalid != "" {
+			out = append(out, res.name+": "+res.invalid)
+		}
+	}
+	return out
 }
 
 // add appends scenario results.

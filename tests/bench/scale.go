@@ -205,9 +205,9 @@ func (r *runner) scaleSend() []result {
 	defer c.close()
 	send := func(name, url string) result {
 		return c.cpuShares(func() result {
-			return drive(name, r.concurrency, r.duration, func(cl *http.Client, _, _ int) error {
+			return drive(name, r.concurrency, r.duration, func(cl *http.Client, _, _ int) (string, error) {
 				body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
-				return expect(cl, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED")
+				return expectTask(cl, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
 			})
 		})
 	}

@@ -149,14 +149,18 @@ func (r *runner) wsSendMessage() []result {
 		return []result{{name: "SendMessage over WebSocket (1 connection)", errors: 1, extra: err.Error()}}
 	}
 	defer m.c.CloseNow()
-	body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
-	res := drive(fmt.Sprintf("SendMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) error {
-		ok := false
-		_, err := m.call(body, func(f wsBenchFrame) { ok = strings.Contains(string(f.Payload), "TASK_STATE_INPUT_REQUIRED") })
-		if err == nil && !ok {
-			err = fmt.Errorf("unexpected answer")
+	res := drive(fmt.Sprintf("SendMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) (string, error) {
+		// Built per send: a fresh messageId, so each request is a turn.
+		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
+		var last []byte
+		_, err := m.call(body, func(f wsBenchFrame) { last = f.Payload })
+		if err != nil {
+			return "", err
 		}
-		return err
+		if !strings.Contains(string(last), "TASK_STATE_INPUT_REQUIRED") {
+			return "", fmt.Errorf("unexpected answer")
+		}
+		return taskIDOf(last), nil
 	})
 	res.ratioTo = []string{"SendMessage (echo, durable store, auth)", "baseline: Caddy respond"}
 	return []result{res}
@@ -170,18 +174,19 @@ func (r *runner) wsStreamMessage() []result {
 		return []result{{name: "SendStreamingMessage over WebSocket", errors: 1, extra: err.Error()}}
 	}
 	defer m.c.CloseNow()
-	body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 	var events atomic.Int64
-	res := drive(fmt.Sprintf("SendStreamingMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) error {
+	res := drive(fmt.Sprintf("SendStreamingMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) (string, error) {
+		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		last := ""
 		n, err := m.call(body, func(f wsBenchFrame) { last = string(f.Payload) })
 		if err == nil && !strings.Contains(last, "TASK_STATE_INPUT_REQUIRED") {
 			err = fmt.Errorf("stream did not end input-required")
 		}
-		if err == nil {
-			events.Add(int64(n))
+		if err != nil {
+			return "", err
 		}
-		return err
+		events.Add(int64(n))
+		return taskIDOf([]byte(last)), nil
 	})
 	rate := float64(events.Load()) / res.elapsed.Seconds()
 	res.extra = fmt.Sprintf("%.0f events/s", rate)

@@ -64,6 +64,11 @@ type Options struct {
 	Admin bool
 	// GracePeriod is Caddy's grace_period. Default: 1s.
 	GracePeriod time.Duration
+	// Wrap is a command prefix the gateway runs under, e.g. {"strace",
+	// "-f", "-o", path}: the process started is Wrap[0] with Wrap[1:],
+	// the binary and its arguments. Signal, Stop and Kill then reach the
+	// wrapper (Kill reaches the whole process group).
+	Wrap []string
 }
 
 // StartGateway writes a Caddyfile and runs `caddy run` on it. If site does
@@ -91,7 +96,7 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 	}
 	g := &Gateway{
 		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: filepath.Join(dir, "Caddyfile"),
-		t: t, env: Env(dir, opts.Env...), out: &syncBuffer{}, opts: opts, httpsPort: httpsPort,
+		t: t, env: Env(dir, append(raceEnv(), opts.Env...)...), out: &syncBuffer{}, opts: opts, httpsPort: httpsPort,
 	}
 	g.HTTPSPort = g.httpsPort
 	if opts.Admin {
@@ -101,6 +106,11 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 	g.Rewrite(site)
 	t.Cleanup(func() {
 		g.Stop()
+		// A race-built gateway (A2A_E2E_RACE=1) that saw a data race fails
+		// the test, whatever the test checked (issue 33.1).
+		if raceFound(g.out.String()) {
+			t.Errorf("the gateway reported a data race (race-built binary); its output is below")
+		}
 		if t.Failed() {
 			cur, _ := os.ReadFile(g.ConfigPath)
 			t.Logf("caddy output (%s):\n%s\nCaddyfile:\n%s", addr, g.out.String(), cur)
@@ -247,7 +257,11 @@ func (g *Gateway) Start() {
 
 func (g *Gateway) start() {
 	g.t.Helper()
-	g.cmd = exec.Command(binPath, "run", "--config", g.ConfigPath, "--adapter", "caddyfile")
+	args := []string{binPath, "run", "--config", g.ConfigPath, "--adapter", "caddyfile"}
+	if len(g.opts.Wrap) > 0 {
+		args = append(append([]string{}, g.opts.Wrap...), args...)
+	}
+	g.cmd = exec.Command(args[0], args[1:]...)
 	g.cmd.Dir = g.Dir
 	g.cmd.Env = g.env
 	g.cmd.Stdout = g.out

@@ -61,7 +61,11 @@ func RepoRoot() string {
 
 func build(dir string) error {
 	out := filepath.Join(dir, "caddy")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/caddy")
+	args := []string{"build", "-o", out}
+	if Race() {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/caddy")...)
 	cmd.Dir = RepoRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v\n%s", err, b)
