@@ -63,7 +63,20 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		r.lazy.Stop()
 	}
 	r.writeMu.Lock()
-	s.storeFinalRetrying(r.owner, &final, finalEv)
+	r.mu.Lock()
+	once := r.storeRefused && !r.durable
+	r.mu.Unlock()
+	if !once {
+		s.storeFinalRetrying(r.owner, &final, finalEv)
+	} else if err := s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
+		// The turn never ran and nobody was told of its task (a blocking
+		// send: no stream, no push, no returnImmediately): its caller gets
+		// an error at once instead of waiting out the outage.
+		s.cfg.Logger.Warn("a turn refused for a store failure was not stored", errField(err), zap.String("task_id", final.ID))
+		r.mu.Lock()
+		r.unstored = true
+		r.mu.Unlock()
+	}
 	r.writeMu.Unlock()
 	s.cfg.Metrics.transition(final.Status.State)
 	s.hub.runs.Delete(snap.ID)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -92,8 +93,11 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 		// The caller went away; the turn goes on. Answer with what we have.
 	}
 	r.mu.Lock()
-	invalid := r.invalidResponse
+	invalid, unstored := r.invalidResponse, r.unstored
 	r.mu.Unlock()
+	if unstored {
+		return nil, fmt.Errorf("sending message: the turn could not start: %w", store.ErrUnavailable)
+	}
 	if invalid != "" {
 		// The backend's output broke the turn-event protocol before the
 		// caller saw any task event (A2A 1.0 §3.3); the task is FAILED.

@@ -37,6 +37,11 @@ type run struct {
 	// invalidResponse is the correlation id of a turn that ended FAILED on
 	// invalid backend output: a blocking SendMessage answers -32006.
 	invalidResponse string
+	// storeRefused says the turn never ran because the store failed when
+	// its context was leased (a Redis outage at the turn's start); unstored
+	// says its final state was then not stored either: a blocking
+	// SendMessage answers an error, not a task nobody can read back.
+	storeRefused, unstored bool
 	// trace is the tracing of the request that started the turn (OPS-4).
 	trace turnTrace
 	// release ends the turn's count against its caller's max_turns

@@ -147,6 +147,9 @@ func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput)
 			t.state, t.text = a2a.TaskStateCanceled, msgCanceled
 		case failed:
 			t.text = msgTransient
+			r.mu.Lock()
+			r.storeRefused = true
+			r.mu.Unlock()
 		default:
 			t.text = msgAlreadyWorking
 		}

@@ -58,7 +58,7 @@ func TestLoadSigners(t *testing.T) {
 		"empty secret":   {[]SignKey{{Alg: "hs256", KID: "k", Secret: "{env.EMPTY}"}}, "secret is empty"},
 		"short secret":   {[]SignKey{{Alg: "hs256", KID: "k", Secret: "short"}}, "card sign:"},
 		"no key_file":    {[]SignKey{{Alg: "eddsa", KID: "k"}}, "key_file is required"},
-		"missing file":   {[]SignKey{{Alg: "es256", KID: "k", KeyFile: filepath.Join(dir, "nope.pem")}}, "cannot open the file"},
+		"missing file":   {[]SignKey{{Alg: "es256", KID: "k", KeyFile: filepath.Join(dir, "nope.pem")}}, "the file does not exist"},
 		"large file":     {[]SignKey{{Alg: "es256", KID: "k", KeyFile: big}}, "larger than"},
 		"wrong key type": {[]SignKey{{Alg: "eddsa", KID: "k", KeyFile: ecPath}}, "card sign:"},
 		"bad alg":        {[]SignKey{{Alg: "rs256", KID: "k"}}, "alg must be hs256, es256 or eddsa"},
