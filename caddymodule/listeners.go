@@ -110,8 +110,8 @@ const maxLockedPorts = 256
 // networks: none). Any-address hosts ("", 0.0.0.0, ::) share the key "*".
 func tcpAddresses(listen string) []listenAddress {
 	na, err := caddy.ParseNetworkAddress(listen)
-	if err != nil || (na.Network != "tcp" && na.Network != "tcp4" && na.Network != "tcp6") {
-		return nil
+	if err != nil || (na.Network != "tcp" && na.Network != "tcp4" && na.Network != "tcp6") || na.StartPort == 0 {
+		return nil // port 0: a port of the kernel's choosing, never shared
 	}
 	host := na.Host
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
