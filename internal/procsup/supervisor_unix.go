@@ -24,6 +24,7 @@ func init() {
 func supervise(fdValue string, args []string) int {
 	fd, err := strconv.Atoi(fdValue)
 	if err != nil || fd < 3 || len(args) < 3 {
+		os.Stderr.WriteString(EnvVar + " is set: this process would be an exec agent supervisor; unset it\n")
 		return 127
 	}
 	syscall.CloseOnExec(fd) // the program must not hold the lifeline
