@@ -6,9 +6,14 @@
 // the direct child only).
 //
 // The supervisor leads the process group the gateway signals: the agent
-// program and everything it forks stay in that group. It learns of the
-// gateway's death from a lifeline pipe whose only write end the gateway
-// holds (the kernel closes it when the gateway dies, however it dies).
+// program and everything it forks stay in that group, so SIGTERM reaches
+// all of them (the supervisor itself catches it and stays to clean up). It
+// learns of the gateway's death from a lifeline pipe, one per supervisor,
+// whose only write end the gateway holds: the kernel closes it when the
+// gateway dies, however it dies, and the gateway closes it (Tree.Kill) to
+// have the whole tree killed at once, e.g. after a grace period. When the
+// program exits, the supervisor kills what it left and exits with the
+// program's status (128+N for signal N).
 // On Linux it is also a child subreaper (PR_SET_CHILD_SUBREAPER), so
 // processes that leave the group (setsid, double fork) are re-parented to
 // it instead of init and are killed with the rest.
