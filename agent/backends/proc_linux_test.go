@@ -168,3 +168,41 @@ func TestExecKillEscalationKillsTree(t *testing.T) {
 	waitGone(t, g1, 5*time.Second, "grandchild in the group")
 	waitGone(t, g2, 5*time.Second, "grandchild that left the group")
 }
+
+// OPS-7: orphans re-parented to the supervisor (it is a subreaper) are
+// reaped as they exit, not left as zombies for the life of a long-running
+// agent.
+func TestExecSupervisorReapsOrphans(t *testing.T) {
+	e := &Exec{Argv: []string{"sh", "-c", "for i in 1 2 3 4 5; do (sleep 0.05 &); done; exec sleep 300"}}
+	p, err := e.start(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.terminate(p)
+	sawOrphan := false
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		zombies, children := 0, 0
+		ents, _ := os.ReadDir("/proc")
+		for _, ent := range ents {
+			st, err := os.ReadFile("/proc/" + ent.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			s := string(st)
+			f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+			if len(f) > 2 && f[1] == strconv.Itoa(p.pgid) {
+				children++
+				if f[0] == "Z" {
+					zombies++
+				}
+			}
+		}
+		if children > 1 {
+			sawOrphan = true
+		}
+		if sawOrphan && children == 1 && zombies == 0 {
+			return // only the program is left
+		}
+	}
+	t.Fatalf("the supervisor %d still has zombie or orphan children after 3s (saw orphans: %v)", p.pgid, sawOrphan)
+}

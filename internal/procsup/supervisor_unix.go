@@ -3,6 +3,7 @@
 package procsup
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func init() {
@@ -40,6 +42,9 @@ func supervise(fdValue string, args []string) int {
 	cmd.Env = withoutSelf(os.Environ())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = programAttr()
+	// Registered before the start, so that no exit goes unnoticed.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
 	if err := startLocked(cmd); err != nil {
 		return 127
 	}
@@ -56,7 +61,7 @@ func supervise(fdValue string, args []string) int {
 		close(gone)
 	}()
 	exited := make(chan int, 1)
-	go func() { exited <- waitStatus(cmd) }()
+	go reapUntil(cmd.Process.Pid, chld, exited)
 	select {
 	case code := <-exited:
 		killTree(false)
@@ -75,14 +80,42 @@ func startLocked(cmd *exec.Cmd) error {
 	return cmd.Start()
 }
 
-// waitStatus reaps cmd and maps its end to an exit status.
-func waitStatus(cmd *exec.Cmd) int {
-	_ = cmd.Wait()
-	st := cmd.ProcessState
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+// reapUntil reaps every child as it exits — the program and, as a
+// subreaper, the orphans re-parented here, which would otherwise stay
+// zombies for the life of a long-running program — until the program
+// exits; it then sends the program's exit status. The program is reaped
+// here, not by exec.Cmd.Wait, which would race with reaping the others.
+func reapUntil(pid int, chld <-chan os.Signal, exited chan<- int) {
+	tick := time.NewTicker(time.Second) // signals coalesce; poll as well
+	defer tick.Stop()
+	for {
+		for {
+			var ws syscall.WaitStatus
+			p, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if p <= 0 || err != nil {
+				break
+			}
+			if p == pid {
+				exited <- exitCode(ws)
+				return
+			}
+		}
+		select {
+		case <-chld:
+		case <-tick.C:
+		}
+	}
+}
+
+// exitCode maps a wait status to an exit status (128+N for signal N).
+func exitCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
 		return 128 + int(ws.Signal())
 	}
-	return st.ExitCode()
+	return ws.ExitStatus()
 }
 
 func withoutSelf(env []string) []string {
