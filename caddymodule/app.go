@@ -63,6 +63,15 @@ type App struct {
 	// the a2a handler. Default: off.
 	RedisRPC *RedisRPCConfig `json:"redis_rpc,omitempty"`
 
+	// ShareListeners lets this gateway serve an address another gateway
+	// process on the same host (and network namespace) already serves, for
+	// deliberate same-host scale-out: Caddy binds with SO_REUSEPORT and the
+	// kernel spreads connections over both, so they must share a store
+	// (`store redis`). Without it a gateway refuses to start on an address
+	// a running one holds, naming the address (OPS-9); a gateway with it
+	// neither takes nor checks that lock. Default: false.
+	ShareListeners bool `json:"share_listeners,omitempty"`
+
 	shared *sharedState
 	key    string
 	logger *zap.Logger
@@ -80,6 +89,8 @@ type App struct {
 	// The multi-agent sites of this config (sites.go, TURN-10): shared
 	// limits counters and the tenant registry of the frame carriers.
 	site *siteState
+	// listenKeys are the address locks this config holds (listeners.go).
+	listenKeys []string
 }
 
 // CaddyModule returns the Caddy module information.
@@ -272,6 +283,9 @@ func loadOrCreateKey(path string) ([]byte, error) {
 // workers of this config (those shared with the previous config already
 // run) and warns about sites open beyond loopback without auth (AUTH-6).
 func (a *App) Start() error {
+	if err := a.claimListeners(); err != nil {
+		return err
+	}
 	if a.shared != nil {
 		if err := a.shared.open(); err != nil {
 			return err
@@ -329,6 +343,7 @@ func (a *App) Stop() error {
 // not sent stay queued for the next start), then the store is closed.
 func (a *App) Cleanup() error {
 	a.stopRedisRPC() // when Start failed after starting some
+	a.releaseListeners()
 	if a.key == "" {
 		return a.releasePush()
 	}

@@ -22,6 +22,7 @@ func init() {
 //			durability full|normal
 //			shutdown_timeout <duration>
 //			redis_rpc { … } (see unmarshalRedisRPC)
+//			share_listeners
 //		}
 //	}
 func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
@@ -63,6 +64,13 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 			if err := parseStore(d, app); err != nil {
 				return nil, err
 			}
+			continue
+		}
+		if opt == "share_listeners" {
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			app.ShareListeners = true
 			continue
 		}
 		var val string

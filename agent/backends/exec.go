@@ -32,9 +32,10 @@ const DefaultGracePeriod = 5 * time.Second
 // Env). It reads turn request lines on stdin and writes turn-event lines
 // (or plain text lines with Format "text") on stdout; stderr goes to the
 // debug log, bounded. Processes are always reaped; on cancel or timeout the
-// whole process group is terminated. On Linux the program also gets a
-// parent-death signal (SIGKILL), so it dies with the gateway even on kill -9
-// or OOM (OPS-7); processes it forks itself are not covered then.
+// whole process group is terminated. The program runs under a supervisor
+// (internal/procsup) that kills its whole process tree when it exits or
+// when the gateway dies, even on kill -9 or OOM (OPS-7; on Linux including
+// processes that left the group).
 type Exec struct {
 	// Argv is the program and its arguments. Required.
 	Argv []string

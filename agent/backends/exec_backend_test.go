@@ -80,7 +80,7 @@ func TestExecPerTurnBasics(t *testing.T) {
 *malformed*) echo 'not json';;
 *noend*) echo '{"v":1,"type":"text","text":"partial"}';;
 *v2*) echo '{"v":2,"type":"text","text":"x"}';;
-*) echo '{"v":1,"type":"text","text":"pid '$$'"}'; echo '{"v":1,"type":"end","outcome":"input_required"}';;
+*) echo '{"v":1,"type":"text","text":"pid '$PPID'"}'; echo '{"v":1,"type":"end","outcome":"input_required"}';;
 esac`
 	e := &Exec{Argv: []string{"bash", "-c", script}, GracePeriod: 200 * time.Millisecond}
 	if err := e.Validate(); err != nil {
@@ -130,7 +130,7 @@ func TestExecTextFormatAndOutputLimit(t *testing.T) {
 
 func TestExecCancelTimeoutKillGroup(t *testing.T) {
 	// The script starts a child in its group and ignores SIGTERM.
-	script := `trap '' TERM; sleep 30 & echo '{"v":1,"type":"text","text":"pid '$$'"}'; while :; do sleep 1; done`
+	script := `trap '' TERM; sleep 30 & echo '{"v":1,"type":"text","text":"pid '$PPID'"}'; while :; do sleep 1; done`
 	e := &Exec{Argv: []string{"bash", "-c", script}, GracePeriod: 200 * time.Millisecond, Timeout: 700 * time.Millisecond}
 	rec := &recorder{}
 	start := time.Now()
@@ -163,7 +163,7 @@ func TestExecCancelTimeoutKillGroup(t *testing.T) {
 }
 
 func TestExecPerContextSessionAndClose(t *testing.T) {
-	script := `n=0; while IFS= read -r line; do case "$line" in *cancel*) continue;; esac; n=$((n+1)); echo '{"v":1,"type":"text","text":"'$n' '$$'"}'; echo '{"v":1,"type":"end"}'; done`
+	script := `n=0; while IFS= read -r line; do case "$line" in *cancel*) continue;; esac; n=$((n+1)); echo '{"v":1,"type":"text","text":"'$n' '$PPID'"}'; echo '{"v":1,"type":"end"}'; done`
 	e := &Exec{Argv: []string{"bash", "-c", script}, Mode: ModePerContext, GracePeriod: 200 * time.Millisecond}
 	sess := &backend.Session{}
 	cwd := t.TempDir()

@@ -12,13 +12,15 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/internal/procsup"
 )
 
 // proc is one running program.
 type proc struct {
 	cmd    *exec.Cmd
 	pgid   int
-	stdin  *os.File // pollable pipe: writes honour deadlines (writeLine)
+	tree   *procsup.Tree // the supervisor's lifeline (OPS-7); nil without one
+	stdin  *os.File      // pollable pipe: writes honour deadlines (writeLine)
 	lines  chan lineMsg
 	exited chan struct{} // closed once the process is reaped
 	gone   chan struct{} // closed when the proc is discarded (stops readers)
@@ -75,7 +77,15 @@ func (e *Exec) start(cwd, traceparent string) (*proc, error) {
 		return nil, fmt.Errorf("exec: creating a pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := startProcess(cmd); err != nil {
+	// Under the supervisor the whole process tree dies with the gateway
+	// (OPS-7); where there is none, the program runs directly.
+	tree, err := procsup.Wrap(cmd)
+	if err == nil {
+		err = startProcess(cmd)
+		tree.Started()
+	}
+	if err != nil {
+		tree.Kill()
 		inR.Close()
 		stdin.Close()
 		outR.Close()
@@ -88,10 +98,11 @@ func (e *Exec) start(cwd, traceparent string) (*proc, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, lines: make(chan lineMsg), exited: make(chan struct{}), gone: make(chan struct{}), cwd: cwd}
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, tree: tree, stdin: stdin, lines: make(chan lineMsg), exited: make(chan struct{}), gone: make(chan struct{}), cwd: cwd}
 	go func() {
 		err := cmd.Wait()
 		// Reap done; take down anything the program left in its group.
+		tree.Kill()
 		signalGroup(p.pgid, syscall.SIGKILL)
 		if err != nil {
 			e.logger().Debug("agent process exited", zap.Int("pid", p.pgid), zap.String("status", err.Error()))
@@ -170,6 +181,20 @@ func (e *Exec) terminate(p *proc) {
 	}
 	signalGroup(p.pgid, syscall.SIGTERM)
 	t := time.NewTimer(e.grace())
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		p.killTree()
+	}
+}
+
+// killTree kills the process tree at once: the supervisor kills every
+// process of it, including those that left the group (OPS-7); should it
+// not exit within a second, the group gets SIGKILL.
+func (p *proc) killTree() {
+	p.tree.Kill()
+	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
 	case <-p.exited:

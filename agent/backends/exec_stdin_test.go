@@ -21,11 +21,12 @@ import (
 // and grace period; the stuck process group is then terminated (SIGTERM,
 // then SIGKILL) and the turn ends.
 
-// deafScript writes its pid to a file in its cwd, never reads stdin, starts
+// deafScript writes its process group (its parent, the supervisor, leads
+// it: OPS-7) to a file in its cwd, never reads stdin, starts
 // a child in its group and ignores SIGTERM, so only SIGKILL of the group
 // ends it. With hello set it first prints a text event.
 func deafScript(hello bool) string {
-	s := `trap '' TERM; echo $$ > pid.tmp && mv pid.tmp pid; sleep 300 & `
+	s := `trap '' TERM; echo $PPID > pid.tmp && mv pid.tmp pid; sleep 300 & `
 	if hello {
 		s += `echo '{"v":1,"type":"text","text":"hi"}'; `
 	}

@@ -4,31 +4,19 @@ package backends
 
 import (
 	"os/exec"
-	"runtime"
 	"syscall"
 )
 
-// sysProcAttr puts the agent program in its own process group (so that
-// terminate reaches everything it started) and asks the kernel to SIGKILL
-// it when the gateway dies, even on kill -9 or the OOM killer (OPS-7).
-//
-// The parent-death signal covers the program itself, not the processes it
-// forks: those are in its process group, which the gateway kills when the
-// program exits or is terminated, but after a kill -9 of the gateway they
-// are orphaned. Programs that fork long-lived children should exec into
-// them or stop them when their own stdin closes.
+// sysProcAttr puts the agent's supervisor (internal/procsup) in its own
+// process group, which the agent program and everything it forks join, so
+// that terminate reaches all of them. The whole tree dies with the gateway
+// even on kill -9 or the OOM killer (OPS-7): the supervisor sees its
+// lifeline to the gateway close and kills the group and, as a child
+// subreaper, every descendant that left it. No parent-death signal on the
+// supervisor: it must outlive the gateway for that moment.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// startProcess starts cmd on a locked OS thread: the parent-death signal
-// fires when the thread that forked the child exits, not the process, and
-// a thread locked by another goroutine could exit with it. Locking for the
-// duration of Start keeps the fork on this goroutine's thread, which goes
-// back to the runtime's pool afterwards (the runtime only ends threads
-// whose goroutine exits while locked).
-func startProcess(cmd *exec.Cmd) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return cmd.Start()
-}
+// startProcess starts cmd.
+func startProcess(cmd *exec.Cmd) error { return cmd.Start() }

@@ -4,6 +4,8 @@
 # lines on stdout. The prompt picks the behaviour. Works per_turn (stdin
 # ends after the request) and per_context (one line per turn, and cancel
 # lines).
+# "pid N" in its texts is the process group the gateway kills: $PPID, the
+# agent supervisor that leads it (OPS-7).
 turns=0
 emit() { printf '%s\n' "$1"; }
 
@@ -37,11 +39,11 @@ handle() {
 		emit '{"v":1,"type":"end","outcome":"completed"}'
 		;;
 	*count*)
-		emit "{\"v\":1,\"type\":\"text\",\"text\":\"turn $turns pid $$\"}"
+		emit "{\"v\":1,\"type\":\"text\",\"text\":\"turn $turns pid $PPID\"}"
 		emit '{"v":1,"type":"end","outcome":"input_required"}'
 		;;
 	*slow*)
-		emit "{\"v\":1,\"type\":\"text\",\"text\":\"pid $$ working\"}"
+		emit "{\"v\":1,\"type\":\"text\",\"text\":\"pid $PPID working\"}"
 		# per_context: the cancel line arrives on stdin and is answered.
 		if IFS= read -r -t 30 next; then
 			emit '{"v":1,"type":"end","outcome":"canceled"}'
@@ -53,7 +55,7 @@ handle() {
 		;;
 	*stubborn*)
 		trap '' TERM
-		emit "{\"v\":1,\"type\":\"text\",\"text\":\"pid $$ working\"}"
+		emit "{\"v\":1,\"type\":\"text\",\"text\":\"pid $PPID working\"}"
 		while :; do
 			IFS= read -r -t 30 next || sleep 1
 		done
