@@ -55,13 +55,16 @@ func FuzzLastEventID(f *testing.F) {
 		f.Add(s, true, 1.5)
 		f.Add(s, false, 3.0)
 	}
+	// A service that offers resumption, and calls that activate it (a plain
+	// call's ids are never read: beyond.go).
+	svc := &Service{cfg: Config{Extensions: []string{StreamResumeExtension}}}
 	f.Fuzz(func(t *testing.T, raw string, header bool, num float64) {
 		for _, md := range []map[string]any{nil, {LastEventIDKey: raw}, {LastEventIDKey: num}, {LastEventIDKey: true}, {LastEventIDKey: []any{raw}}} {
-			var call Call
+			call := Call{Extensions: []string{StreamResumeExtension}}
 			if header {
 				call.LastEventID = raw
 			}
-			n, err := resumeAfter(call, md)
+			n, err := svc.resumeAfter(call, md)
 			if err != nil {
 				var ae *a2a.Error
 				if !errors.As(err, &ae) || ae.Code != a2a.CodeInvalidParams {
