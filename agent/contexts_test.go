@@ -59,7 +59,10 @@ func TestContextBusyWaitsForShortTurn(t *testing.T) {
 	t1 := e.send("", immediate(inContext(msg("first"), "c1")))
 	g.waitStarted(t)
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		// Once the second message waits for c1, the first turn ends.
+		if !blockedIn("(*convContext).acquire") {
+			t.Error("the second message never waited for its context")
+		}
 		g.release <- struct{}{}
 		g.release <- struct{}{}
 	}()
