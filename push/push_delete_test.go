@@ -136,13 +136,13 @@ func TestRedisDeleteConfigDropsRelayedJobs(t *testing.T) {
 			if err := st.DeletePushConfig(ctx, "alice", "t1", "cfg"); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(interval) // let an attempt already past its check finish (503)
+			time.Sleep(interval) // sleep: lets an attempt already past its check finish (503); shorter weakens, never flakes
 			if recreate {
-				time.Sleep(5 * time.Millisecond) // a new millisecond for created_ms
+				time.Sleep(5 * time.Millisecond) // sleep: a new millisecond for created_ms (elapsed time is tested)
 				e.Enqueued(putConfigAndTask(t, st, kr, rcv.srv.URL+"/hook", "t1", "cfg", "new"))
 			}
 			rcv.ok.Store(true)
-			time.Sleep(6 * interval)
+			time.Sleep(6 * interval) // sleep: room for deliveries of the deleted config, which must not come
 			got := rcv.accepted()
 			for _, b := range got {
 				if strings.Contains(b, `"old"`) {

@@ -148,7 +148,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 	if len(rest) >= 20 {
 		t.Errorf("the canceled turn sent %d more events (of about 50): it was not stopped", len(rest))
 	}
-	time.Sleep(time.Second) // the rest of the turn would end now
+	time.Sleep(time.Second) // sleep: the rest of the turn would end now; its end must not overwrite the cancel
 	for i := range 4 {
 		got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": cancelID})
 		if rerr != nil || harness.TaskState(got) != "TASK_STATE_CANCELED" {

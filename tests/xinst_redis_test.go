@@ -101,7 +101,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		t.Errorf("A's turn sent %d more chunks after the cancel: it was not stopped", chunks)
 	}
 	// The turn's end does not overwrite the cancel, on either instance.
-	time.Sleep(2 * time.Second) // longer than the rest of the turn would take
+	time.Sleep(2 * time.Second) // sleep: longer than the rest of the turn; its end must not overwrite the cancel
 	for _, u := range []string{a, b} {
 		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
@@ -257,7 +257,7 @@ func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 	if st := res["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask on B answered %v, want CANCELED", st)
 	}
-	time.Sleep(3 * time.Second) // A's turn would have ended and written by now
+	time.Sleep(3 * time.Second) // sleep: A's turn would have ended and written by now; that write must not land
 	for _, u := range []string{ga.URL, gb.URL} {
 		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
