@@ -59,7 +59,10 @@ func TestContextBusyWaitsForShortTurn(t *testing.T) {
 	t1 := e.send("", immediate(inContext(msg("first"), "c1")))
 	g.waitStarted(t)
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		// Once the second message waits for c1, the first turn ends.
+		if !blockedIn("(*convContext).acquire") {
+			t.Error("the second message never waited for its context")
+		}
 		g.release <- struct{}{}
 		g.release <- struct{}{}
 	}()
@@ -373,7 +376,7 @@ func TestEvictionSkipsBusyContext(t *testing.T) {
 	e := newTestEnv(t, Config{Backend: g, IdleTimeout: 20 * time.Millisecond})
 	task := e.send("", immediate(inContext(msg("x"), "busy")))
 	g.waitStarted(t)
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // sleep: several idle timeouts (20ms) pass; the busy context must not be evicted
 	if n := e.hub.LiveContexts(); n != 1 {
 		t.Errorf("%d live contexts while a turn runs, want 1 (busy contexts are not evicted)", n)
 	}
@@ -440,7 +443,7 @@ func TestIdleTimeoutReachesRunningJanitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = hub.Close() })
-	time.Sleep(50 * time.Millisecond) // the janitor is now waiting on its first tick
+	time.Sleep(50 * time.Millisecond) // sleep: lets the janitor reach its first tick; shorter weakens, never flakes
 	svc := NewService(hub, Config{IdleTimeout: 20 * time.Millisecond})
 	if _, err := svc.SendMessage(context.Background(), Call{}, sendReq(inContext(msg("x"), "idle"))); err != nil {
 		t.Fatal(err)

@@ -57,8 +57,11 @@ func TestSharedFollowEndsWithClient(t *testing.T) {
 			t.Fatal("A's turn still runs 2s after the cancel on B answered")
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
-	if got := a.waitState("", t1.ID, a2a.TaskStateCanceled, 5*time.Second); got.Status.State != a2a.TaskStateCanceled {
+	// A's turn goroutine ends (its last write done): the stored state stays CANCELED.
+	if !noneIn("(*Service).execute") {
+		t.Fatal("A's turn goroutine never ended")
+	}
+	if got := a.getTask("", t1.ID); got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("stored state %s, want CANCELED", got.Status.State)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -658,4 +659,43 @@ func newStore(t *testing.T) *store.SQLite {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	return st
+}
+
+// blockedIn waits up to 10s until some goroutine's stack holds the agent
+// function fn (as "(*convContext).acquire"), and reports whether one did:
+// the event "a call now waits there", seen without a guessed sleep. It
+// does not call t, so goroutines may use it.
+func blockedIn(fn string) bool {
+	want := []byte("caddy-a2a/agent." + fn + "(")
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		if n == len(buf) {
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
+		if bytes.Contains(buf[:n], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// noneIn waits up to 10s until no goroutine's stack holds the agent
+// function fn, and reports whether that happened: with "(*Service).execute"
+// the event "every turn goroutine has ended", its last write included.
+func noneIn(fn string) bool {
+	want := []byte("caddy-a2a/agent." + fn + "(")
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		if n == len(buf) {
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
+		if !bytes.Contains(buf[:n], want) {
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,16 @@ func TestIdleTurnStackIsSmall(t *testing.T) {
 		}
 		s.Detach()
 	}
-	time.Sleep(300 * time.Millisecond) // the queued store writes drain
+	// The queued store writes drain: the store lists every turn WORKING.
+	stored := func() bool {
+		res, err := svc.ListTasks(ctx, Call{Principal: "p", Version: "1.0"}, &a2a.ListTasksRequest{Status: a2a.TaskStateWorking})
+		return err == nil && res.TotalSize == n
+	}
+	for deadline := time.Now().Add(10 * time.Second); !stored(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the store never listed the parked turns WORKING")
+		}
+	}
 	g1, stack1, _ := idleFootprint()
 	if g := g1 - g0; g < n {
 		t.Fatalf("%d more goroutines, want at least the %d parked turns", g, n)

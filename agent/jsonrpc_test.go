@@ -517,7 +517,7 @@ func TestSSEKeepAlive(t *testing.T) {
 	// Read the events already sent (Task, WORKING, chunk) in the background.
 	done := make(chan []a2a.StreamResponse, 1)
 	go func() { done <- s.rpcAll("1") }()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // sleep: an idle stream for ten keep-alive periods (elapsed time is tested)
 	g.release <- struct{}{}
 	evs := <-done
 	if len(evs) == 0 || eventState(evs[len(evs)-1]) != a2a.TaskStateInputRequired {
@@ -542,7 +542,7 @@ func TestSSEDisconnectDoesNotCancel(t *testing.T) {
 	id := s.rpcEvent(d, "1").Task.ID
 	g.waitStarted(t)
 	s.close()
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // sleep: lets the server see the client leave before the turn ends; shorter weakens, never flakes
 	g.release <- struct{}{}
 	got := e.waitState("", id, a2a.TaskStateInputRequired, 10*time.Second)
 	if statusText(got) != "done: bye" {

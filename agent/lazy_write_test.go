@@ -104,7 +104,7 @@ func TestBlockingQuickTurnWritesOnce(t *testing.T) {
 	if err != nil || res.Task == nil {
 		t.Fatalf("SendMessage: %v %+v", err, res)
 	}
-	time.Sleep(2 * lazyWriteDelay) // a timer that must not fire after the end
+	time.Sleep(2 * lazyWriteDelay) // sleep: a lazy-write timer that must not fire after the end
 	want := []a2a.TaskState{a2a.TaskStateInputRequired}
 	if got := rs.written(); !slices.Equal(got, want) {
 		t.Fatalf("task writes %v, want %v", got, want)

@@ -99,7 +99,7 @@ func TestLimitsRate(t *testing.T) {
 		t.Fatalf("bob's first request: HTTP %d %+v", status, rerr)
 	}
 	// At 5/s a token is back within 200ms.
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // sleep: the rate refill is what is tested
 	if status, _, rerr := limitReply(e, "alice", a2a.MethodListTasks, map[string]any{}); status != 200 || rerr != nil {
 		t.Fatalf("after the refill: HTTP %d %+v", status, rerr)
 	}

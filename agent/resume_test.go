@@ -328,7 +328,7 @@ func TestDedupeSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200*time.Millisecond + 300*time.Millisecond)
+	time.Sleep(200*time.Millisecond + 300*time.Millisecond) // sleep: the dedupe window must pass
 	if d, err := short.svc.SendMessage(ctx, alice, sendReq(&a2a.Message{MessageID: m.MessageID, Role: a2a.RoleUser, Parts: m.Parts})); err != nil || d.Task.ID == first.Task.ID {
 		t.Fatalf("resend after the window: %v, %v; want a new task", d, err)
 	}

@@ -116,7 +116,9 @@ func TestSharedContextLease(t *testing.T) {
 
 	// context_wait across instances: B waits while A's turn ends.
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		if !blockedIn("(*Service).leaseShared") {
+			t.Error("B never waited for A's lease")
+		}
 		gA.release <- struct{}{}
 		gB.release <- struct{}{}
 	}()
@@ -242,7 +244,9 @@ func TestSharedFollowUpWaitsForRemoteTurn(t *testing.T) {
 		t.Fatalf("the refused follow-up changed A's task: %s %q", got.Status.State, statusText(got))
 	}
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		if !blockedIn("(*Service).awaitRemoteTurn") {
+			t.Error("B's follow-up never waited for A's turn")
+		}
 		gA.release <- struct{}{}
 		gB.release <- struct{}{}
 	}()

@@ -21,7 +21,9 @@ func TestWaitingForABusyContextHoldsNoSlot(t *testing.T) {
 	first := e.send("", immediate(inContext(msg("one"), "ctx-a")))
 	g.waitStarted(t)
 	second := e.send("", immediate(inContext(msg("two"), "ctx-a"))) // waits for ctx-a
-	time.Sleep(100 * time.Millisecond)
+	if !blockedIn("(*convContext).acquire") {
+		t.Fatal("the second message in ctx-a never waited for its context")
+	}
 	third := e.send("", immediate(inContext(msg("three"), "ctx-b")))
 	select {
 	case <-g.started: // ctx-b got the free slot while ctx-a's follow-up waits

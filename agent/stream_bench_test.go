@@ -74,7 +74,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	time.Sleep(500 * time.Millisecond) // the queued store writes drain
+	time.Sleep(500 * time.Millisecond) // sleep: a benchmark lets queued store writes drain before measuring
 	g1, stack1, heap1 := idleFootprint()
 	n := float64(b.N)
 	b.ReportMetric(float64(g1-g0)/n, "goroutines/stream")
@@ -156,7 +156,7 @@ func BenchmarkIdleTurns(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // sleep: a benchmark lets queued store writes drain before measuring
 	g1, stack1, heap1 := idleFootprint()
 	n := float64(b.N)
 	b.ReportMetric(float64(g1-g0)/n, "goroutines/stream")

@@ -166,7 +166,7 @@ func TestSenderOutcomes(t *testing.T) {
 		t.Fatalf("headers: %v", req.Header)
 	}
 	// Timeout and connection refused are retried.
-	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(2 * time.Second) }))
+	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(2 * time.Second) })) // sleep: a receiver slower than the 200ms timeout
 	defer slow.Close()
 	if r := NewSender(&Policy{Allow: mustPrefixes("127.0.0.0/8")}, 200*time.Millisecond).Send(t.Context(), Delivery{URL: slow.URL, Body: []byte("{}")}); r.Outcome != Retry || r.Reason != "timeout" {
 		t.Fatalf("timeout: %+v", r)

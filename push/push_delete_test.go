@@ -136,13 +136,24 @@ func TestRedisDeleteConfigDropsRelayedJobs(t *testing.T) {
 			if err := st.DeletePushConfig(ctx, "alice", "t1", "cfg"); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(interval) // let an attempt already past its check finish (503)
+			// An attempt already past its config check may still be in
+			// flight (its entry pending in the stream); the next one finds
+			// the config gone and drops the job. Wait until the job is
+			// neither in the stream nor in the retry set (read in one
+			// MULTI: a promotion between two reads would hide it).
+			waitFor(t, "the old job dropped", func() bool {
+				pipe := rq.rdb.TxPipeline()
+				xl := pipe.XLen(ctx, rq.opts.Stream)
+				zc := pipe.ZCard(ctx, rq.opts.RetryKey)
+				_, err := pipe.Exec(ctx)
+				return err == nil && xl.Val()+zc.Val() == 0
+			})
 			if recreate {
-				time.Sleep(5 * time.Millisecond) // a new millisecond for created_ms
+				time.Sleep(5 * time.Millisecond) // sleep: a new millisecond for created_ms (elapsed time is tested)
 				e.Enqueued(putConfigAndTask(t, st, kr, rcv.srv.URL+"/hook", "t1", "cfg", "new"))
 			}
 			rcv.ok.Store(true)
-			time.Sleep(6 * interval)
+			time.Sleep(6 * interval) // sleep: room for deliveries of the deleted config, which must not come
 			got := rcv.accepted()
 			for _, b := range got {
 				if strings.Contains(b, `"old"`) {

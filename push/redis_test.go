@@ -124,7 +124,7 @@ func TestRedisReclaimAndDead(t *testing.T) {
 	if js, _ := b.Claim(ctx, 10); len(js) != 0 {
 		t.Fatalf("b got %v before the lease", js)
 	}
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond) // sleep: a's lease expires (lease expiry is tested)
 	if err := b.reclaim(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -228,13 +228,7 @@ func TestBackendA2AUpstreamJS(t *testing.T) {
 
 	// cancel is forwarded to the upstream task.
 	slow := a2aSend(t, gw, "a slow job", ctxID, true)
-	if !waitFor(t, 10*time.Second, func() bool {
-		res, _ := harness.RPC(t, gw.URL, a2aGatewayToken, "GetTask", map[string]any{"id": slow["id"]})
-		return taskState(res) == "TASK_STATE_WORKING"
-	}) {
-		t.Fatal("the slow task never started working")
-	}
-	time.Sleep(300 * time.Millisecond) // the upstream task exists
+	a2aWaitUpstreamTask(t, gw, slow["id"])
 	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "CancelTask", map[string]any{"id": slow["id"]})
 	if rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask: %v %v", res, rerr)
@@ -339,13 +333,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 	}
 
 	slow := a2aSend(t, gw, "a slow one", ctxID, true)
-	if !waitFor(t, 10*time.Second, func() bool {
-		res, _ := harness.RPC(t, gw.URL, a2aGatewayToken, "GetTask", map[string]any{"id": slow["id"]})
-		return taskState(res) == "TASK_STATE_WORKING"
-	}) {
-		t.Fatal("the slow task never started working")
-	}
-	time.Sleep(300 * time.Millisecond)
+	a2aWaitUpstreamTask(t, gw, slow["id"])
 	if res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "CancelTask", map[string]any{"id": slow["id"]}); rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask: %v %v", res, rerr)
 	}
@@ -437,5 +425,19 @@ func TestBackendA2APushForPlainUpstream(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("no push delivery for the upstream-backed task")
+	}
+}
+
+// a2aWaitUpstreamTask waits until the gateway task id has relayed a text
+// update of its upstream task: the upstream's events carry its task id,
+// so from then on the gateway knows which upstream task to cancel.
+func a2aWaitUpstreamTask(t *testing.T, gw *harness.Gateway, id any) {
+	t.Helper()
+	if !waitFor(t, 10*time.Second, func() bool {
+		res, _ := harness.RPC(t, gw.URL, a2aGatewayToken, "GetTask", map[string]any{"id": id})
+		st, _ := res["status"].(map[string]any)
+		return taskState(res) == "TASK_STATE_WORKING" && st["message"] != nil
+	}) {
+		t.Fatal("the slow task never relayed an upstream update")
 	}
 }

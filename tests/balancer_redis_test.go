@@ -148,7 +148,10 @@ func TestBalancerTwoGateways(t *testing.T) {
 	if len(rest) >= 20 {
 		t.Errorf("the canceled turn sent %d more events (of about 50): it was not stopped", len(rest))
 	}
-	time.Sleep(time.Second) // the rest of the turn would end now
+	// The canceled turn ends (its final write done): the cancel stays.
+	if !turnLogged(t, 10*time.Second, cancelID, gws...) {
+		t.Fatal("the canceled turn never ended on either gateway")
+	}
 	for i := range 4 {
 		got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": cancelID})
 		if rerr != nil || harness.TaskState(got) != "TASK_STATE_CANCELED" {

@@ -218,12 +218,16 @@ func TestClientInterrupt(t *testing.T) {
 		cmd := exec.CommandContext(ctx, harness.Binary(t), "a2a", "call", "--cancel-on-interrupt", gw.URL, "interrupt me too")
 		cmd.Env = harness.Env(t.TempDir())
 		var stderr strings.Builder
-		cmd.Stderr = &stderr
+		var stdout lockedBuffer
+		cmd.Stderr, cmd.Stdout = &stderr, &stdout
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		id := taskOf(t, before)
-		time.Sleep(200 * time.Millisecond)
+		// The client prints the turn's text once it follows the task.
+		if !waitFor(t, 10*time.Second, func() bool { return strings.Contains(stdout.String(), "Echo") }) {
+			t.Fatalf("the client never printed the turn's text; stdout %q", stdout.String())
+		}
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,15 @@ func TestDurabilityKillFailsRunningTask(t *testing.T) {
 	g.start()
 	running := g.send(map[string]any{"message": protoMsg("a long running turn", "kill-ctx", ""), "configuration": map[string]any{"returnImmediately": true}})
 	g.waitState(running.ID, "TASK_STATE_WORKING", 5*time.Second)
-	time.Sleep(300 * time.Millisecond)
+	// GetTask answers from the live run; wait until the store has the
+	// WORKING state too (ListTasks reads the store), then kill.
+	if !waitFor(t, 5*time.Second, func() bool {
+		var stored protoList
+		g.result("ListTasks", map[string]any{"status": "TASK_STATE_WORKING"}, &stored)
+		return len(stored.Tasks) == 1 && stored.Tasks[0].ID == running.ID
+	}) {
+		t.Fatal("the running task's WORKING state never reached the store")
+	}
 	g.kill()
 
 	g.writeConfig(protoFastEcho)

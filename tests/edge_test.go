@@ -158,7 +158,7 @@ func TestHealthAndCard(t *testing.T) {
 func TestCardLastModifiedStableAcrossRestart(t *testing.T) {
 	gw := harness.StartGateway(t, "a2a {"+cardBlock+"}")
 	r1, _ := do(t, "GET", gw.URL+"/.well-known/agent-card.json", nil)
-	time.Sleep(1100 * time.Millisecond) // Last-Modified has 1 s resolution
+	time.Sleep(1100 * time.Millisecond) // sleep: Last-Modified has 1 s resolution
 	gw.Restart()
 	r2, _ := do(t, "GET", gw.URL+"/.well-known/agent-card.json", nil)
 	if r1.Header.Get("Last-Modified") != r2.Header.Get("Last-Modified") || r1.Header.Get("ETag") != r2.Header.Get("ETag") {

@@ -95,7 +95,7 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 	if !waitFor(t, 20*time.Second, func() bool { return recv.count(taskID, "TASK_STATE_FAILED") > 0 }) {
 		t.Fatal("the push receiver got no FAILED notification")
 	}
-	time.Sleep(time.Second) // a duplicate would come now
+	time.Sleep(time.Second) // sleep: a duplicate would come now, and must not
 	if dup := recv.duplicates(); dup != 0 {
 		t.Errorf("%d delivery ids arrived more than once", dup)
 	}

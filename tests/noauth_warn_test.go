@@ -58,7 +58,7 @@ func TestNoAuthWarning(t *testing.T) {
 	t.Run("loopback, no auth", func(t *testing.T) {
 		gw := harness.StartGateway(t, site("127.0.0.1", ""))
 		out := waitStarted(t, gw)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // sleep: room for a warning, which must not come
 		if out = gw.Output(); strings.Contains(out, noAuthWarning) {
 			t.Fatalf("loopback-only site warned:\n%s", out)
 		}
@@ -66,7 +66,7 @@ func TestNoAuthWarning(t *testing.T) {
 	t.Run("all interfaces, auth", func(t *testing.T) {
 		gw := harness.StartGateway(t, site("0.0.0.0", "auth {\n\t\t\tbearer s3cret\n\t\t}\n\t"))
 		out := waitStarted(t, gw)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // sleep: room for a warning, which must not come
 		if out = gw.Output(); strings.Contains(out, noAuthWarning) {
 			t.Fatalf("site with auth warned:\n%s", out)
 		}

@@ -72,7 +72,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	}
 	// Exactly one push, for the real end of the turn.
 	hits := recv.waitHits(t, "/slow", 1, 10*time.Second)
-	time.Sleep(700 * time.Millisecond) // room for a false one
+	time.Sleep(700 * time.Millisecond) // sleep: room for a false push, which must not come
 	hits = recv.hits("/slow")
 	for _, h := range hits {
 		if st := bkStr(h.Body, "statusUpdate", "status", "state"); st != "TASK_STATE_INPUT_REQUIRED" {

@@ -230,7 +230,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 	// A new task after the reload: its delivery arrives too.
 	task := pushSend(t, gw.URL, map[string]any{"url": recv.srv.URL + "/after"}, harness.Client(opsClient))
 	recv.waitHits(t, "/after", 1, 10*time.Second)
-	time.Sleep(700 * time.Millisecond) // room for a duplicate
+	time.Sleep(700 * time.Millisecond) // sleep: room for a duplicate push, which must not come
 	if n := len(recv.hits("/streamed")); n != 1 {
 		t.Errorf("the streamed task's push was delivered %d times, want once", n)
 	}

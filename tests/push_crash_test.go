@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
@@ -37,7 +39,7 @@ func newGatedReceiver(t *testing.T, delay time.Duration) *gatedReceiver {
 	r := &gatedReceiver{gate: make(chan struct{}), delay: delay, per: map[string]int{}, ids: map[string]int{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		<-r.gate
-		time.Sleep(r.delay)
+		time.Sleep(r.delay) // sleep: a slow receiver; the delay is the test's input
 		b, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 		var body struct {
 			StatusUpdate struct {
@@ -189,7 +191,7 @@ func TestPushTwoGatewaysOneGroup(t *testing.T) {
 		got, _ := recv.unique(ids)
 		t.Fatalf("normal operation: %d/%d delivered", got, len(ids))
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // sleep: room for a duplicate, which must not come
 	recv.mu.Lock()
 	for _, id := range ids {
 		if recv.per[id] != 1 {
@@ -202,8 +204,14 @@ func TestPushTwoGatewaysOneGroup(t *testing.T) {
 	// Kill A while it holds unacknowledged entries: B takes them after the lease.
 	slow := newGatedReceiver(t, 0)
 	ids2 := sendMany(t, a.URL, 60, slow.srv.URL+"/k")
-	// Both consumers now hold up to 4 entries each, blocked in the receiver.
-	time.Sleep(time.Second)
+	// Wait until A has relayed every job from its own outbox to the shared
+	// stream (a job left in A's outbox dies with A): then both consumers
+	// hold up to 4 entries each, blocked in the receiver, and the rest wait
+	// in the stream.
+	rdb := rrpcClient(t, addr)
+	if !waitFor(t, 20*time.Second, func() bool { return streamHolds(t, rdb, "iac-code:a2a:push", ids2) }) {
+		t.Fatalf("gateway A did not relay its %d jobs to the stream (%d entries)", len(ids2), rdb.XLen(t.Context(), "iac-code:a2a:push").Val())
+	}
 	a.Kill()
 	killedAt := time.Now()
 	slow.open()
@@ -213,4 +221,29 @@ func TestPushTwoGatewaysOneGroup(t *testing.T) {
 	}
 	t.Logf("after SIGKILL of one gateway all %d deliveries arrived within %v (lease 1.5s); %d requests (%d duplicates)",
 		len(ids2), time.Since(killedAt).Round(100*time.Millisecond), slow.total.Load(), slow.total.Load()-int64(len(ids2)))
+}
+
+// streamHolds reports whether the push stream holds a job for every task
+// in ids (entries stay in the stream until acknowledged).
+func streamHolds(t *testing.T, rdb *redis.Client, stream string, ids []string) bool {
+	t.Helper()
+	msgs, err := rdb.XRange(t.Context(), stream, "-", "+").Result()
+	if err != nil {
+		return false
+	}
+	in := map[string]bool{}
+	for _, m := range msgs {
+		var j struct {
+			TaskID string `json:"taskId"`
+		}
+		if s, ok := m.Values["job"].(string); ok && json.Unmarshal([]byte(s), &j) == nil {
+			in[j.TaskID] = true
+		}
+	}
+	for _, id := range ids {
+		if !in[id] {
+			return false
+		}
+	}
+	return true
 }

@@ -185,7 +185,7 @@ func TestPushE2E(t *testing.T) {
 			// 503, 503, 200 → three attempts of one delivery id, one success.
 			pushSend(t, gw.URL, map[string]any{"url": recv.srv.URL + "/flaky"})
 			hs := recv.waitHits(t, "/flaky", 3, 10*time.Second)
-			time.Sleep(800 * time.Millisecond)
+			time.Sleep(800 * time.Millisecond) // sleep: room for a fourth attempt, which must not come
 			hs = recv.hits("/flaky")
 			if len(hs) != 3 || hs[0].DeliveryID != hs[2].DeliveryID {
 				t.Fatalf("flaky: want 3 attempts of one delivery, got %d", len(hs))

@@ -213,7 +213,7 @@ func TestPushSignedDeliveries(t *testing.T) {
 		t.Error("a token for another callback was accepted")
 	}
 	// Once past its 3s lifetime the token is refused.
-	time.Sleep(4 * time.Second)
+	time.Sleep(4 * time.Second) // sleep: the token's 3s lifetime must pass (elapsed time is tested)
 	if err := fresh.verify(got.jwt, got.body, aud); err == nil || !errors.Is(err, jwt.ErrTokenExpired) {
 		t.Errorf("an expired token: %v, want ErrTokenExpired", err)
 	}

@@ -168,7 +168,7 @@ func TestRedisRestartedMidRun(t *testing.T) {
 	// Keep Redis down longer than the instance lease: both leases end
 	// while the gateways live.
 	if d := lease + time.Second - time.Since(down); d > 0 {
-		time.Sleep(d)
+		time.Sleep(d) // sleep: lease expiry is what is tested
 	}
 	r.Start()
 	back := time.Now()
@@ -290,7 +290,14 @@ func TestRedisFinalWriteDuringOutage(t *testing.T) {
 		task, _ := res["task"].(map[string]any)
 		blocking <- task
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Both turns run (the store lists both WORKING) before Redis goes down.
+	if !waitFor(t, 10*time.Second, func() bool {
+		res, rerr := harness.RPC(t, ga.URL, "", "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
+		tasks, _ := res["tasks"].([]any)
+		return rerr == nil && len(tasks) == 2
+	}) {
+		t.Fatal("the blocking send's turn never started")
+	}
 	r.Stop()
 	// Both turns end (and fail to store) while Redis is down: the stream
 	// gets the turn's last event (the stream stays open until it is

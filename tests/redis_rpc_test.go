@@ -194,7 +194,14 @@ func TestRedisRPCKilledConsumerReclaimed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The turn is running on A (its task is WORKING there) when A dies.
+	if !waitFor(t, 10*time.Second, func() bool {
+		res, rerr := harness.RPC(t, a.URL, "", "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
+		tasks, _ := res["tasks"].([]any)
+		return rerr == nil && len(tasks) == 1
+	}) {
+		t.Fatalf("the taken request never started a turn on A\n%s", a.Output())
+	}
 	a.Kill()
 	killed := time.Now()
 	if n := rdb.XLen(t.Context(), reply).Val(); n != 0 {
@@ -208,7 +215,7 @@ func TestRedisRPCKilledConsumerReclaimed(t *testing.T) {
 	}
 	rrpcTaskID(t, got[0].Payload)
 	t.Logf("re-claimed and answered %v after SIGKILL (claim_after 2s)", time.Since(killed).Round(100*time.Millisecond))
-	time.Sleep(3 * time.Second) // one more claim pass must find nothing
+	time.Sleep(3 * time.Second) // sleep: one more claim pass (claim_after 2s) must find nothing
 	if n := rdb.XLen(t.Context(), reply).Val(); n != 1 {
 		t.Fatalf("%d answers for the killed request, want exactly one", n)
 	}
@@ -311,13 +318,13 @@ func TestRedisRPCReload(t *testing.T) {
 	if n := rdb.XInfoConsumers(context.Background(), rrpcRequests, rrpcGroup).Val(); len(n) != 1 {
 		t.Fatalf("%d consumers in the group, want 1 (same name across the reload)", len(n))
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // sleep: room for a duplicate answer, which must not come
 	if n := rdb.XLen(t.Context(), reply).Val(); n != 2 {
 		t.Fatalf("%d answers, want 2 (one per request)", n)
 	}
 	gw.Stop()
 	rrpcSend(t, rdb, "stopped", reply, "three", nil)
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // sleep: a stopped gateway must not read the request
 	if n := rdb.XLen(t.Context(), rrpcRequests).Val(); n != 1 {
 		t.Fatalf("a stopped gateway still read requests (%d left)", n)
 	}

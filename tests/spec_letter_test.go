@@ -282,7 +282,7 @@ func TestExtendedCardCaching(t *testing.T) {
 		t.Errorf("extended card body %s", r.Raw)
 	}
 	// The same bytes a second later (no per-second uptime), the same ETag.
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // sleep: a second must pass (no per-second uptime in the card)
 	again := get(harness.Header("Authorization", ""), harness.Header(etKeyName, etAPIKey))
 	if again.StatusCode != 200 || again.Header.Get("Etag") != etag || string(again.Raw) != string(r.Raw) {
 		t.Errorf("second fetch: HTTP %d ETag %q (first %q); bytes equal %v", again.StatusCode, again.Header.Get("Etag"), etag, string(again.Raw) == string(r.Raw))

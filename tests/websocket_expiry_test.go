@@ -62,7 +62,7 @@ func TestWebSocketCredentialExpiry(t *testing.T) {
 	if fs := w.waitFinal(`"a"`, 10*time.Second); len(fs) != 1 || fs[0].Payload == nil || fs[0].Payload.Error != nil {
 		t.Fatalf("ListTasks with a fresh JWT: %v", fs)
 	}
-	time.Sleep(6 * time.Second)
+	time.Sleep(6 * time.Second) // sleep: the JWT must expire (elapsed time is tested)
 	// Either the connection is gone (closed with 1008 at exp+skew) or a
 	// frame is refused with -31401; never served.
 	select {

@@ -74,7 +74,8 @@ func TestRedisSubscribeAcrossInstances(t *testing.T) {
 // the rest of its chunks — answers CANCELED once it stopped, and the
 // stored state stays CANCELED on both instances.
 func TestRedisCancelAcrossInstances(t *testing.T) {
-	a, b := resumeRedisGateways(t)
+	ga, gb := resumeRedisPair(t)
+	a, b := ga.URL, gb.URL
 	sa, taskID, _ := startOnA(t, a, "cancel me elsewhere")
 	start := time.Now()
 	res, rerr := harness.RPC(t, b, "", "CancelTask", map[string]any{"id": taskID})
@@ -101,7 +102,10 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		t.Errorf("A's turn sent %d more chunks after the cancel: it was not stopped", chunks)
 	}
 	// The turn's end does not overwrite the cancel, on either instance.
-	time.Sleep(2 * time.Second) // longer than the rest of the turn would take
+	// A's turn ends (its final write done): the cancel stays.
+	if !turnLogged(t, 10*time.Second, taskID, ga) {
+		t.Fatalf("A's turn never ended:\n%s", ga.Output())
+	}
 	for _, u := range []string{a, b} {
 		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
@@ -257,7 +261,10 @@ func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 	if st := res["status"].(map[string]any)["state"]; st != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask on B answered %v, want CANCELED", st)
 	}
-	time.Sleep(3 * time.Second) // A's turn would have ended and written by now
+	// A's turn goes on to its own end; its final write is refused.
+	if !turnLogged(t, 15*time.Second, taskID, ga) {
+		t.Fatalf("A's turn never ended:\n%s", ga.Output())
+	}
 	for _, u := range []string{ga.URL, gb.URL} {
 		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {

@@ -97,7 +97,7 @@ func TestExecStdinNotReadCancel(t *testing.T) {
 			defer cancel()
 			done := runAsync(e, ctx, req, &recorder{})
 			pid := waitPID(t, req.Cwd)
-			time.Sleep(100 * time.Millisecond) // the write is now blocked on the full pipe
+			time.Sleep(100 * time.Millisecond) // sleep: lets the write block on the full pipe; shorter weakens, never flakes
 			cancel()
 			canceledAndGone(t, done, pid, req)
 		})

@@ -31,7 +31,7 @@ func TestExecPdeathHelper(t *testing.T) {
 		os.Exit(1)
 	}
 	fmt.Println("pid", p.pgid)
-	time.Sleep(time.Minute)
+	time.Sleep(time.Minute) // sleep: the helper process waits to be killed
 	os.Exit(1)
 }
 

@@ -55,7 +55,9 @@ func TestRedisLiveEventsAcrossInstances(t *testing.T) {
 		t.Fatalf("Next without a new event returned %d", ev.Seq)
 	}
 	c2()
-	if d := time.Since(start); d > LiveBlock {
+	// The bound the code sets: one blocking read (LiveBlock) past the
+	// context's end, plus slack for a loaded machine.
+	if d := time.Since(start); d > LiveBlock+time.Second {
 		t.Errorf("Next outlived its context by %v", d)
 	}
 	_ = a.AppendEvents("t1", seqEvents(9, 9), 100)
@@ -65,7 +67,7 @@ func TestRedisLiveEventsAcrossInstances(t *testing.T) {
 	// Close from another goroutine ends a blocked Next within LiveBlock.
 	done := make(chan bool, 1)
 	go func() { _, ok := sub.Next(context.Background()); done <- ok }()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // sleep: lets Next block; shorter weakens, never flakes
 	sub.Close()
 	select {
 	case ok := <-done:
@@ -91,7 +93,7 @@ func TestRedisLiveEventsStoreClosed(t *testing.T) {
 	}
 	done := make(chan bool, 1)
 	go func() { _, ok := sub.Next(context.Background()); done <- ok }()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // sleep: lets Next block; shorter weakens, never flakes
 	_ = b.Close()
 	select {
 	case ok := <-done:

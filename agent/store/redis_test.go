@@ -138,7 +138,7 @@ func TestRedisContextLease(t *testing.T) {
 	if !ok {
 		t.Fatal("released lease not free")
 	}
-	time.Sleep(120 * time.Millisecond) // b's lease expires
+	time.Sleep(120 * time.Millisecond) // sleep: b's lease expires (lease expiry is tested)
 	la2, ok, _ := a.TryLeaseContext(ctx, "o", "c", time.Minute)
 	if !ok {
 		t.Fatal("expired lease not taken over")

@@ -818,7 +818,7 @@ func TestBadWriteDoesNotFailBatch(t *testing.T) {
 		_, err := s.submit(bg, r)
 		badDone <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // let everyone queue
+	time.Sleep(100 * time.Millisecond) // sleep: lets everyone queue behind the held batch; shorter weakens, never flakes
 	close(hold.release)
 	if err := <-holdDone; err != nil {
 		t.Fatal(err)
@@ -886,7 +886,7 @@ func TestClose(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // sleep: lets writers run before Close races them; shorter weakens, never flakes
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -45,7 +45,7 @@ func (r *runner) idleContexts(g *gateway) []result {
 		}(w)
 	}
 	wg.Wait()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // sleep: a benchmark lets the gateway settle before measuring RSS
 	after := g.rssBytes()
 	heapAfter, _ := r.liveMemory()
 	per := float64(after-before) / float64(n)
@@ -92,7 +92,7 @@ func (r *runner) idleStreamsScenario(g *gateway) []result {
 			open++
 		}
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // sleep: a benchmark lets the gateway settle before measuring RSS
 	after := g.rssBytes()
 	r.saveProfiles("idle-streams", "pprof/heap", "pprof/goroutine", "vars")
 	goroutines := r.goroutines()

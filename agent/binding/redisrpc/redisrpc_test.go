@@ -248,7 +248,7 @@ func TestRedisRPCReclaim(t *testing.T) {
 		t.Fatalf("answers %+v", got)
 	}
 	assertDrained(t, rdb)
-	time.Sleep(1500 * time.Millisecond) // another claim pass must find nothing
+	time.Sleep(1500 * time.Millisecond) // sleep: another claim pass must find nothing
 	if n := rdb.XLen(ctx, replyStream).Val(); n != 1 {
 		t.Fatalf("%d answers, want exactly one", n)
 	}
@@ -271,7 +271,7 @@ func TestRedisRPCLeaseRefresh(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d answers", len(got))
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // sleep: past claim_after, b must not re-claim a refreshed lease
 	if n := rdb.XLen(t.Context(), replyStream).Val(); n != 1 || b.Stats().Reclaimed != 0 {
 		t.Fatalf("%d answers, %d re-claimed by b: the lease was not refreshed", n, b.Stats().Reclaimed)
 	}
@@ -365,7 +365,7 @@ func TestRedisRPCStopNoLeak(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	send(t, rdb, "late", replyStream, rpcPayload(9, a2a.MethodListTasks, map[string]any{}), nil)
-	time.Sleep(DefaultBlock + 200*time.Millisecond)
+	time.Sleep(DefaultBlock + 200*time.Millisecond) // sleep: a stopped consumer must not read the request
 	if n, _ := rdb.XLen(t.Context(), DefaultRequestStream).Result(); n != 1 {
 		t.Fatalf("a stopped consumer read a request (%d left)", n)
 	}
@@ -390,7 +390,7 @@ func TestRedisRPCGiveUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // sleep: the entry must be idle past claim_after (elapsed time is tested)
 	c := startConsumer(t, rdb, newService(t, nil), Options{ClaimAfter: time.Second}, nil)
 	got := readUntilFinal(t, rdb, replyStream, 15*time.Second)
 	r := decode(t, got[0].Payload)
