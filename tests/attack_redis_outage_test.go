@@ -32,12 +32,25 @@ func settled(state string) bool {
 // answers, what each caller was told (the stream's last state, the
 // blocking answer) is the stored state — FAILED when a reaper failed the
 // task before the turn's final write — and both gateways serve new turns.
+// The same with one gateway (no other instance to reap its turns), with
+// the same checks.
 func TestAttackRedisOutageLongerThanLease(t *testing.T) {
+	t.Run("two instances", func(t *testing.T) { redisOutageDuringTurns(t, 2) })
+	t.Run("one instance", func(t *testing.T) { redisOutageDuringTurns(t, 1) })
+}
+
+// redisOutageDuringTurns runs the scenario of
+// TestAttackRedisOutageLongerThanLease with n gateways (1 or 2); the
+// turns run on the first.
+func redisOutageDuringTurns(t *testing.T, n int) {
 	r := startPersistentRedis(t)
 	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix atk:\n\t\tinstance_lease 2s\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname outage-lease\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	var gws []*harness.Gateway
+	for range n {
+		gws = append(gws, harness.StartGatewayWith(t, site, harness.Options{Global: global}))
+	}
+	ga := gws[0]
 	longPrompt := strings.Repeat("long turn ", 8) // about 6 s of chunks
 
 	s, streamID, _ := startOnA(t, ga.URL, longPrompt)
@@ -56,7 +69,7 @@ func TestAttackRedisOutageLongerThanLease(t *testing.T) {
 	r.Stop()
 	down := time.Now()
 	time.Sleep(4 * time.Second)
-	for _, g := range []*harness.Gateway{ga, gb} {
+	for _, g := range gws {
 		select {
 		case <-g.Exited():
 			t.Fatalf("gateway %s exited during the outage:\n%s", g.URL, g.Output())
@@ -88,7 +101,7 @@ func TestAttackRedisOutageLongerThanLease(t *testing.T) {
 		told[blockingID] = blockingState
 	}
 	for id, answered := range told {
-		for _, g := range []*harness.Gateway{ga, gb} {
+		for _, g := range gws {
 			var state string
 			if !waitFor(t, 30*time.Second, func() bool {
 				res, err := harness.TryRPC(g.URL, "", "GetTask", map[string]any{"id": id})
@@ -105,7 +118,7 @@ func TestAttackRedisOutageLongerThanLease(t *testing.T) {
 			}
 		}
 	}
-	for _, g := range []*harness.Gateway{ga, gb} {
+	for _, g := range gws {
 		task := scaleSend(t, g.URL, protoMsg("after", "", ""))
 		if harness.TaskState(task) != "TASK_STATE_INPUT_REQUIRED" {
 			t.Fatalf("a new turn on %s after the outage: %v", g.URL, task)
