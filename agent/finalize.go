@@ -66,9 +66,10 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	r.mu.Lock()
 	once := r.storeRefused && !r.durable
 	r.mu.Unlock()
+	var err error
 	if !once {
-		s.storeFinalRetrying(r.owner, &final, finalEv)
-	} else if err := s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
+		err = s.storeFinalRetrying(r.owner, &final, finalEv)
+	} else if err = s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
 		// The turn never ran and nobody was told of its task (a blocking
 		// send: no stream, no push, no returnImmediately): its caller gets
 		// an error at once instead of waiting out the outage.
@@ -78,6 +79,9 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		r.mu.Unlock()
 	}
 	r.writeMu.Unlock()
+	if errors.Is(err, store.ErrTaskReaped) {
+		final = s.reapedFinal(r, final)
+	}
 	s.cfg.Metrics.transition(final.Status.State)
 	s.hub.runs.Delete(snap.ID)
 	r.finish()
@@ -129,9 +133,27 @@ const finalRetryFor = 10 * time.Minute
 // finalRetryMax caps the pause between two attempts.
 const finalRetryMax = time.Second
 
+// reapedFinal is what a turn reports when its final write was refused
+// because another instance's reaper failed the task first (SCALE-2: this
+// instance's lease ended, e.g. in a Redis outage longer than
+// instance_lease): the stored state, published to the turn's streams as
+// one more status update, so that what a caller is told is what is
+// stored. When the stored task cannot be read, final is returned as is.
+func (s *Service) reapedFinal(r *run, final a2a.Task) a2a.Task {
+	stored, err := s.st.GetTask(context.Background(), r.owner, final.ID)
+	if err != nil || stored == nil {
+		return final
+	}
+	st := stored.Status
+	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: final.ID, ContextID: final.ContextID, Status: st}}
+	r.publishFinal(ev, func(t *a2a.Task) { t.Status = st })
+	return *stored
+}
+
 // storeFinalRetrying stores a turn's final state, retrying with backoff
-// (up to finalRetryFor) while the store is unavailable.
-func (s *Service) storeFinalRetrying(owner string, t *a2a.Task, ev a2a.StreamResponse) {
+// (up to finalRetryFor) while the store is unavailable. It returns the
+// last error (nil once stored).
+func (s *Service) storeFinalRetrying(owner string, t *a2a.Task, ev a2a.StreamResponse) error {
 	deadline := time.Now().Add(finalRetryFor)
 	pause := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -140,11 +162,11 @@ func (s *Service) storeFinalRetrying(owner string, t *a2a.Task, ev a2a.StreamRes
 			if attempt > 1 {
 				s.cfg.Logger.Info("stored final task state after the store came back", zap.String("task_id", t.ID), zap.Int("attempts", attempt))
 			}
-			return
+			return nil
 		}
 		if !errors.Is(err, store.ErrUnavailable) || time.Now().After(deadline) {
 			s.cfg.Logger.Error("storing final task state", errField(err), zap.String("task_id", t.ID), zap.Int("attempts", attempt))
-			return
+			return err
 		}
 		if attempt == 1 {
 			s.cfg.Logger.Warn("storing final task state failed; retrying until the store is back", errField(err), zap.String("task_id", t.ID))
