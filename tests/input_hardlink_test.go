@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
@@ -28,7 +29,18 @@ func TestInputHardLinkToStateRefused(t *testing.T) {
 	if err := os.Mkdir(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"push.keys", "pagetoken.key", "a2a.db"} {
+	states := []string{"push.keys", "pagetoken.key", "a2a.db"}
+	// /health answers once the HTTP server runs, which may be before the
+	// a2a app's Start has opened the data directory: wait for its files.
+	waitFor(t, 20*time.Second, func() bool {
+		for _, name := range states {
+			if _, err := os.Stat(filepath.Join(data, name)); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for _, name := range states {
 		link := filepath.Join(ws, "x-"+name+".txt")
 		if err := os.Link(filepath.Join(data, name), link); err != nil {
 			t.Fatalf("ln %s: %v", name, err)
