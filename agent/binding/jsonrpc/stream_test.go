@@ -14,6 +14,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
+	"github.com/caddy-a2a/caddy-a2a/internal/promtest"
 )
 
 // pumpEnv is a dispatcher over a real SQLite store and a slow echo
@@ -47,26 +48,6 @@ func newPumpEnv(t *testing.T) pumpEnv {
 		_ = st.Close()
 	})
 	return pumpEnv{d: NewDispatcher(svc, agent.BindingStdio), svc: svc, metrics: m}
-}
-
-// openStreams reads the caddy_a2a_open_streams gauge.
-func (e pumpEnv) openStreams(t *testing.T) float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(e.metrics); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "caddy_a2a_open_streams" {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatal("no caddy_a2a_open_streams gauge")
-	return 0
 }
 
 // waitState waits up to 10s for the task to reach want.
@@ -144,7 +125,7 @@ func TestPumpReleaseOrder(t *testing.T) {
 				Send: func(frame []byte) error {
 					if len(frames) == 0 {
 						taskID = taskIDOf(t, frame)
-						if n := e.openStreams(t); n != 1 {
+						if n := promtest.Gauge(t, e.metrics, "caddy_a2a_open_streams"); n != 1 {
 							t.Errorf("%v open streams while streaming, want 1", n)
 						}
 					}
@@ -159,7 +140,7 @@ func TestPumpReleaseOrder(t *testing.T) {
 				},
 				Released: func() {
 					steps = append(steps, "released")
-					if n := e.openStreams(t); n != 0 {
+					if n := promtest.Gauge(t, e.metrics, "caddy_a2a_open_streams"); n != 0 {
 						t.Errorf("%v open streams at Released, want 0", n)
 					}
 				},
@@ -182,7 +163,7 @@ func TestPumpReleaseOrder(t *testing.T) {
 			if len(steps) != len(want) || steps[0] != want[0] || len(steps) == 2 && steps[1] != want[1] {
 				t.Fatalf("steps %v, want %v", steps, want)
 			}
-			if n := e.openStreams(t); n != 0 {
+			if n := promtest.Gauge(t, e.metrics, "caddy_a2a_open_streams"); n != 0 {
 				t.Fatalf("%v open streams after Pump, want 0", n)
 			}
 			if !tc.failWrite && !tc.cancelCtx && len(frames) < 3 {
