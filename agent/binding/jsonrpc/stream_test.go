@@ -4,23 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
-	"github.com/caddy-a2a/caddy-a2a/internal/promtest"
 )
 
 // pumpEnv is a dispatcher over a real SQLite store and a slow echo
 // backend (20 chunks, 20ms apart, then INPUT_REQUIRED: the end of a turn
-// that was not canceled), canceling a streaming turn whose
-// client goes away.
+// that was not canceled), canceling a streaming turn whose client goes
+// away.
 type pumpEnv struct {
 	d       *Dispatcher
 	svc     *agent.Service
@@ -29,41 +25,8 @@ type pumpEnv struct {
 
 func newPumpEnv(t *testing.T) pumpEnv {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := agent.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 20, Delay: 20 * time.Millisecond}, Metrics: m, CancelOnDisconnect: true})
-	t.Cleanup(func() {
-		hub.SetDrainTimeout(0)
-		_ = hub.Close()
-		_ = st.Close()
-	})
+	svc, m := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 20, Delay: 20 * time.Millisecond}, CancelOnDisconnect: true})
 	return pumpEnv{d: NewDispatcher(svc, agent.BindingStdio), svc: svc, metrics: m}
-}
-
-// waitState waits up to 10s for the task to reach want.
-func (e pumpEnv) waitState(t *testing.T, taskID string, want a2a.TaskState) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		task, err := e.svc.GetTask(context.Background(), agent.Call{Version: "1.0"}, &a2a.GetTaskRequest{ID: taskID})
-		if err == nil && task.Status.State == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %v %v, want %s", taskID, task, err, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // taskIDOf reads the task id of a stream's first event frame.
@@ -125,7 +88,7 @@ func TestPumpReleaseOrder(t *testing.T) {
 				Send: func(frame []byte) error {
 					if len(frames) == 0 {
 						taskID = taskIDOf(t, frame)
-						if n := promtest.Gauge(t, e.metrics, "caddy_a2a_open_streams"); n != 1 {
+						if n := agenttest.OpenStreams(t, e.metrics); n != 1 {
 							t.Errorf("%v open streams while streaming, want 1", n)
 						}
 					}
@@ -140,7 +103,7 @@ func TestPumpReleaseOrder(t *testing.T) {
 				},
 				Released: func() {
 					steps = append(steps, "released")
-					if n := promtest.Gauge(t, e.metrics, "caddy_a2a_open_streams"); n != 0 {
+					if n := agenttest.OpenStreams(t, e.metrics); n != 0 {
 						t.Errorf("%v open streams at Released, want 0", n)
 					}
 				},
@@ -163,13 +126,13 @@ func TestPumpReleaseOrder(t *testing.T) {
 			if len(steps) != len(want) || steps[0] != want[0] || len(steps) == 2 && steps[1] != want[1] {
 				t.Fatalf("steps %v, want %v", steps, want)
 			}
-			if n := promtest.Gauge(t, e.metrics, "caddy_a2a_open_streams"); n != 0 {
+			if n := agenttest.OpenStreams(t, e.metrics); n != 0 {
 				t.Fatalf("%v open streams after Pump, want 0", n)
 			}
 			if !tc.failWrite && !tc.cancelCtx && len(frames) < 3 {
 				t.Fatalf("a full stream sent %d frames", len(frames))
 			}
-			e.waitState(t, taskID, tc.wantState)
+			agenttest.WaitState(t, e.svc, taskID, tc.wantState)
 		})
 	}
 }

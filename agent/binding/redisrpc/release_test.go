@@ -1,19 +1,14 @@
 package redisrpc
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
-	"github.com/caddy-a2a/caddy-a2a/internal/promtest"
 )
 
 // XPORT-5: a consumer stopped mid-stream detaches the stream (the turn
@@ -22,20 +17,7 @@ import (
 // is written.
 func TestRedisRPCStopDetachesStream(t *testing.T) {
 	rdb := startRedis(t)
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := agent.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 30, Delay: 100 * time.Millisecond}, Metrics: m, CancelOnDisconnect: true})
-	t.Cleanup(func() { hub.SetDrainTimeout(0); _ = hub.Close(); _ = st.Close() })
+	svc, m := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 30, Delay: 100 * time.Millisecond}, CancelOnDisconnect: true})
 	a := New(rdb, jsonrpcDispatcher(svc), Options{ClaimAfter: time.Minute, Consumer: "a"}, nil, nil)
 	if err := a.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -49,14 +31,14 @@ func TestRedisRPCStopDetachesStream(t *testing.T) {
 	if err := json.Unmarshal([]byte(first.Values[FieldPayload].(string)), &r); err != nil || r.Result.Task == nil {
 		t.Fatalf("first entry %v: %v", first.Values, err)
 	}
-	if n := promtest.Gauge(t, m, "caddy_a2a_open_streams"); n != 1 {
+	if n := agenttest.OpenStreams(t, m); n != 1 {
 		t.Fatalf("%v open streams while streaming, want 1", n)
 	}
 	a.Stop(50 * time.Millisecond)
 	if s := a.Stats(); s.Abandoned != 1 {
 		t.Fatalf("stats %+v, want the request abandoned", s)
 	}
-	if n := promtest.Gauge(t, m, "caddy_a2a_open_streams"); n != 0 {
+	if n := agenttest.OpenStreams(t, m); n != 0 {
 		t.Fatalf("%v open streams after the stop, want 0", n)
 	}
 	for _, e := range rdb.XRange(t.Context(), replyStream, "-", "+").Val() {
@@ -64,15 +46,5 @@ func TestRedisRPCStopDetachesStream(t *testing.T) {
 			t.Fatalf("a final entry after the stop: %v", e.Values)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		task, err := svc.GetTask(context.Background(), agent.Call{Version: "1.0"}, &a2a.GetTaskRequest{ID: r.Result.Task.ID})
-		if err == nil && task.Status.State == a2a.TaskStateInputRequired {
-			break // the echo turn's end: not canceled
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task: %v %v, want the turn run to its end (the stream was detached)", task, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	agenttest.WaitState(t, svc, r.Result.Task.ID, a2a.TaskStateInputRequired)
 }

@@ -6,17 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
-	"github.com/caddy-a2a/caddy-a2a/internal/promtest"
 )
 
 // XPORT-4: when the output fails mid-stream (its reader went away) the
@@ -24,20 +20,7 @@ import (
 // canceled), the open-stream gauge is back at 0, no final line is written
 // and Serve returns the write error.
 func TestOutputGoneReleasesStream(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := agent.NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 40, Delay: 50 * time.Millisecond}, Metrics: m, CancelOnDisconnect: true})
-	t.Cleanup(func() { hub.SetDrainTimeout(0); _ = hub.Close(); _ = st.Close() })
+	svc, m := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 40, Delay: 50 * time.Millisecond}, CancelOnDisconnect: true})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -57,7 +40,7 @@ func TestOutputGoneReleasesStream(t *testing.T) {
 	if err := json.Unmarshal(first, &r); err != nil || r.Result.Task == nil {
 		t.Fatalf("first line %s: %v", first, err)
 	}
-	if n := promtest.Gauge(t, m, "caddy_a2a_open_streams"); n != 1 {
+	if n := agenttest.OpenStreams(t, m); n != 1 {
 		t.Fatalf("%v open streams while streaming, want 1", n)
 	}
 	_ = outR.Close() // the next write fails
@@ -69,18 +52,8 @@ func TestOutputGoneReleasesStream(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its output failed")
 	}
-	if n := promtest.Gauge(t, m, "caddy_a2a_open_streams"); n != 0 {
+	if n := agenttest.OpenStreams(t, m); n != 0 {
 		t.Fatalf("%v open streams after the output failed, want 0", n)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		task, err := svc.GetTask(context.Background(), agent.Call{Version: "1.0"}, &a2a.GetTaskRequest{ID: r.Result.Task.ID})
-		if err == nil && task.Status.State == a2a.TaskStateCanceled {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task: %v %v, want canceled (the stream was not closed)", task, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	agenttest.WaitState(t, svc, r.Result.Task.ID, a2a.TaskStateCanceled)
 }
