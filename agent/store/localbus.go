@@ -203,15 +203,18 @@ func (l *localLog) unsubscribe(s *localSub) {
 	l.mu.Unlock()
 }
 
-// Buffered is implemented by a Subscription that can tell whether Next
-// would wait, and be waited on without Next.
+// Buffered is implemented by a Subscription, or an agent.Stream over one,
+// that can tell whether Next would wait, and be waited on without Next:
+// the one definition the store, the agent's streams and the bindings'
+// pumps share.
 type Buffered interface {
 	// Buffered reports whether Next would return without waiting: an
-	// event is queued, or the subscription has ended.
+	// event is queued (or at hand), or the subscription has ended.
 	Buffered() bool
 	// Ready returns a channel that receives after the subscription
 	// changed (an event queued, or its end); Buffered tells what changed,
-	// and may still be false (a change Next has already consumed).
+	// and may still be false (a change Next has already consumed). Nil
+	// when the stream must be waited on in Next.
 	Ready() <-chan struct{}
 }
 

@@ -77,14 +77,7 @@ func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agen
 	if v == "" {
 		v = r.URL.Query().Get("A2A-Version")
 	}
-	var exts []string
-	for _, line := range r.Header.Values("A2A-Extensions") {
-		for _, uri := range strings.Split(line, ",") {
-			if uri = strings.TrimSpace(uri); uri != "" {
-				exts = append(exts, uri)
-			}
-		}
-	}
+	exts := a2a.ParseExtensions(r.Header.Values("A2A-Extensions")...)
 	return agent.Call{Principal: principal, Tenant: tenant, ServedTenant: c.Tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
 		LastEventID: r.Header.Get("Last-Event-ID"), Info: agent.RequestInfoFrom(r.Context())}
 }

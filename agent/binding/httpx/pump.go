@@ -7,19 +7,9 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
-
-// Buffered is implemented by a Stream that can tell whether its next event
-// is at hand, and be waited on without Next.
-type Buffered interface {
-	// Buffered reports whether Next would return without waiting (an
-	// event at hand, or the end of the stream).
-	Buffered() bool
-	// Ready returns a channel that receives when Buffered may have become
-	// true; nil when the stream must be waited on in Next.
-	Ready() <-chan struct{}
-}
 
 // Batching bounds: the events (and bytes of them) written back to back
 // before a flush, so a stream that never runs dry still reaches its client.
@@ -32,7 +22,7 @@ const (
 // st, each rendered by render and with its sequence number as the SSE id,
 // with keep-alive comments every keepAlive while idle, until the stream
 // ends or the client goes away; the stream counts as open on svc
-// meanwhile. The events at hand (see Buffered) are written back to back
+// meanwhile. The events at hand (see store.Buffered) are written back to back
 // and flushed once, the headers with the first of them; everything written
 // is flushed before the stream waits, and the last events go out with the
 // end of the response when the handler returns. A Buffered stream is
@@ -99,7 +89,7 @@ func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, w ht
 type pump struct {
 	sw      *sse.Writer
 	st      agent.Stream
-	bst     Buffered // st, when it is one
+	bst     store.Buffered // st, when it is one
 	render  func(any) []byte
 	pending bool // written, not flushed (the headers at first)
 	batch   int  // events written since the last flush
@@ -109,7 +99,7 @@ type pump struct {
 //go:noinline
 func newPump(w http.ResponseWriter, st agent.Stream, render func(any) []byte) *pump {
 	p := &pump{sw: sse.Open(w), st: st, render: render, pending: true}
-	p.bst, _ = st.(Buffered)
+	p.bst, _ = st.(store.Buffered)
 	return p
 }
 

@@ -4,12 +4,25 @@ import (
 	"encoding/json"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
 // EventFrame encodes one event of a stream as the JSON-RPC response that
 // carries it (the request's id, the event as result).
 func EventFrame(id json.RawMessage, ev any) []byte {
 	return resultFrame(id, legacyEvent(ev))
+}
+
+// EndFrame is the frame that ends a stream on the carriers whose frames
+// are JSON-RPC objects (stdio lines, Redis Streams entries): the request
+// id and "final": true (XPORT-4).
+func EndFrame(id json.RawMessage) []byte {
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Final   bool            `json:"final"`
+	}{rpc.Version, id, true})
+	return b
 }
 
 // resultFrame encodes a successful response (the request's id, res as

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // Entry field names (XPORT-5).
@@ -88,11 +90,5 @@ func (r request) version() string {
 
 // extensions are the comma-separated A2A-Extensions URIs (RPC-3).
 func (r request) extensions() []string {
-	var out []string
-	for _, uri := range strings.Split(r.headers["a2a-extensions"], ",") {
-		if uri = strings.TrimSpace(uri); uri != "" {
-			out = append(out, uri)
-		}
-	}
-	return out
+	return a2a.ParseExtensions(r.headers["a2a-extensions"])
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 )
 
 // XPORT-5: a request entry, whatever its fields hold (missing, not
@@ -63,7 +65,7 @@ func FuzzEntry(f *testing.F) {
 			}
 		}
 		id, method := peekID(r.payload)
-		if !json.Valid(id) || len(method) > 64 || !json.Valid(endFrame(id)) {
+		if !json.Valid(id) || len(method) > 64 || !json.Valid(jsonrpc.EndFrame(id)) {
 			t.Fatalf("peekID(%q) = %q %q", r.payload, id, method)
 		}
 		o := Options{ResponsePrefix: "a2a:replies"}

@@ -134,38 +134,20 @@ func (c *Consumer) answer(ctx context.Context, req request) error {
 }
 
 // pump writes every event of the outcome's stream as a non-final entry,
-// then the final entry. A stop or a failed write detaches the stream (the
-// turn goes on) and leaves the request pending.
+// then the final entry, through the dispatcher's Pump. A stop or a failed
+// write detaches the stream (the turn goes on) and leaves the request
+// pending.
 func (c *Consumer) pump(ctx context.Context, req request, out jsonrpc.Outcome) error {
-	st := out.Stream
-	defer c.svc.StreamOpened()()
-	for {
-		ev, ok := st.Next(ctx)
-		if !ok {
-			break
-		}
-		if err := c.write(req, jsonrpc.EventFrame(out.ID, ev), false); err != nil {
-			st.Detach()
-			return err
-		}
-	}
-	if ctx.Err() != nil {
-		st.Detach()
-		return errAbandoned
-	}
-	st.Close()
-	return c.write(req, endFrame(out.ID), true)
-}
-
-// endFrame is the payload of a stream's final entry: the request id and
-// "final": true, as stdio ends a stream (XPORT-4).
-func endFrame(id json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Final   bool            `json:"final"`
-	}{"2.0", id, true})
-	return b
+	return c.d.Pump(ctx, out, jsonrpc.Carrier{
+		Send: func(frame []byte) error { return c.write(req, frame, false) },
+		Final: func(id json.RawMessage, stopped bool) error {
+			if stopped {
+				return errAbandoned
+			}
+			return c.write(req, jsonrpc.EndFrame(id), true)
+		},
+		DetachOnStop: true,
+	})
 }
 
 // write adds one response entry to the request's reply stream, capped

@@ -25,7 +25,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
-	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
 // Defaults of Options.
@@ -87,16 +86,6 @@ func (o Options) withDefaults() Options {
 		o.Logger = zap.NewNop()
 	}
 	return o
-}
-
-// finalFrame is the last line of a stream with the given id.
-func finalFrame(id json.RawMessage) []byte {
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Final   bool            `json:"final"`
-	}{rpc.Version, id, true})
-	return b
 }
 
 // Serve reads NDJSON requests from in and writes their answers to out until
@@ -218,12 +207,11 @@ func (s *session) run(ctx context.Context, msg []byte) bool {
 	return true
 }
 
-// pump writes every event of a stream, then its final line. The stream is
-// closed when the output fails (nobody reads: like a client gone away).
+// pump writes every event of a stream, then its final line, through the
+// dispatcher's Pump (which closes the stream before the final line). The
+// stream is closed when the output fails (nobody reads: like a client
+// gone away), without a final line; at a hard stop it still ends with one.
 func (s *session) pump(out jsonrpc.Outcome) {
-	st := out.Stream
-	defer st.Close()
-	defer s.d.Service().StreamOpened()()
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	go func() {
@@ -233,16 +221,12 @@ func (s *session) pump(out jsonrpc.Outcome) {
 		case <-ctx.Done():
 		}
 	}()
-	for {
-		ev, ok := st.Next(ctx)
-		if !ok {
-			break
-		}
-		if !s.w.write(jsonrpc.EventFrame(out.ID, ev)) {
-			return
-		}
-	}
-	s.w.write(finalFrame(out.ID))
+	_ = s.d.Pump(ctx, out, jsonrpc.Carrier{
+		Send: s.w.send,
+		Final: func(id json.RawMessage, _ bool) error {
+			return s.w.send(jsonrpc.EndFrame(id))
+		},
+	})
 }
 
 // drain waits for the running requests: Grace, then Shutdown, then the
@@ -275,6 +259,9 @@ func (s *session) drain() {
 	<-done
 }
 
+// errOutputFailed is what a write after the output failed returns.
+var errOutputFailed = errors.New("stdio: the output failed")
+
 // lineWriter writes whole lines to one output, one at a time; after a
 // failed write it writes nothing more.
 type lineWriter struct {
@@ -299,6 +286,15 @@ func (lw *lineWriter) write(b []byte) bool {
 		return false
 	}
 	return true
+}
+
+// send writes b and a newline; errOutputFailed once the output has
+// failed.
+func (lw *lineWriter) send(b []byte) error {
+	if !lw.write(b) {
+		return errOutputFailed
+	}
+	return nil
 }
 
 // failure returns the write error, if any.

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -95,13 +96,15 @@ func (c *conn) shutdown() {
 }
 
 // send writes one frame, bounded by the write timeout; a failed write
-// ends the connection.
-func (c *conn) send(frame []byte) {
+// ends the connection (and is returned).
+func (c *conn) send(frame []byte) error {
 	wctx, cancel := context.WithTimeout(c.ctx, c.h.cfg.WriteTimeout)
 	defer cancel()
-	if err := c.ws.Write(wctx, websocket.MessageText, frame); err != nil {
+	err := c.ws.Write(wctx, websocket.MessageText, frame)
+	if err != nil {
 		c.cancel()
 	}
+	return err
 }
 
 // acquire takes an in-flight slot for a request with frame id key ("" for
@@ -143,25 +146,21 @@ func (c *conn) cancelRequest(key string) {
 	}
 }
 
-// pump sends every event of a stream as a frame, then the final frame;
-// the stream counts as open meanwhile and is closed when it ends, the
-// request is canceled or the connection goes away, and release frees the
-// request's slot before the final frame.
+// pump sends every event of a stream as a frame, then the final frame,
+// through the dispatcher's Pump (its order: the stream is closed and no
+// longer counted open, then release frees the request's slot, then the
+// final frame). A failed write ends the connection and with it the
+// stream; the final frame is sent on a client's cancel too (the
+// connection is still there), not once the connection is gone.
 func (c *conn) pump(ctx context.Context, id []byte, out jsonrpc.Outcome, release func()) {
-	closed := c.h.svc.StreamOpened()
-	for {
-		ev, ok := out.Stream.Next(ctx)
-		if !ok {
-			break
-		}
-		c.send(wsframe.Encode(id, jsonrpc.EventFrame(out.ID, ev), false))
-	}
-	out.Stream.Close()
-	closed()
-	release()
-	// The final frame is sent on a client's cancel too (the connection
-	// is still there); not once the connection is gone.
-	if c.ctx.Err() == nil {
-		c.send(wsframe.Encode(id, nil, true))
-	}
+	_ = c.h.d.Pump(ctx, out, jsonrpc.Carrier{
+		Send: func(frame []byte) error { return c.send(wsframe.Encode(id, frame, false)) },
+		Final: func(json.RawMessage, bool) error {
+			if c.ctx.Err() != nil {
+				return c.ctx.Err()
+			}
+			return c.send(wsframe.Encode(id, nil, true))
+		},
+		Released: release,
+	})
 }

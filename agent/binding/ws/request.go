@@ -128,12 +128,7 @@ func (c *conn) callFor(h map[string]string) agent.Call {
 		call.Version = strings.TrimSpace(v)
 	}
 	if v, ok := wsframe.Header(h, wsframe.HeaderExtensions); ok {
-		call.Extensions = nil
-		for _, uri := range strings.Split(v, ",") {
-			if uri = strings.TrimSpace(uri); uri != "" {
-				call.Extensions = append(call.Extensions, uri)
-			}
-		}
+		call.Extensions = a2a.ParseExtensions(v)
 	}
 	return call
 }

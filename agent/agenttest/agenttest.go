@@ -1,0 +1,86 @@
+// Package agenttest holds test fixtures for the bindings: an agent.Service
+// over a real SQLite store, its open-stream gauge and a wait for a task's
+// state. Only tests import it.
+package agenttest
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
+)
+
+// Service returns a service with cfg over a real SQLite store in t's
+// temporary directory, and its metrics (cfg.Metrics, or new ones when it
+// is nil). At cleanup the hub closes without a drain (running turns are
+// canceled), then the store.
+func Service(t testing.TB, cfg agent.Config) (*agent.Service, *agent.Metrics) {
+	t.Helper()
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := agent.NewHub(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Metrics == nil {
+		if cfg.Metrics, err = agent.NewMetrics(prometheus.NewRegistry()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		hub.SetDrainTimeout(0)
+		_ = hub.Close()
+		_ = st.Close()
+	})
+	return agent.NewService(hub, cfg), cfg.Metrics
+}
+
+// OpenStreams reads the caddy_a2a_open_streams gauge of m, as a scrape
+// sees it.
+func OpenStreams(t testing.TB, m *agent.Metrics) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(m); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "caddy_a2a_open_streams" && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("no caddy_a2a_open_streams gauge")
+	return 0
+}
+
+// WaitState waits up to 10s for task id of svc to be in state want; the
+// test fails with the last state seen otherwise.
+func WaitState(t testing.TB, svc *agent.Service, id string, want a2a.TaskState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task, err := svc.GetTask(context.Background(), agent.Call{Version: "1.0"}, &a2a.GetTaskRequest{ID: id})
+		if err == nil && task.Status.State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			var got a2a.TaskState
+			if task != nil {
+				got = task.Status.State
+			}
+			t.Fatalf("task %s: state %q (%v), want %s", id, got, err, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
