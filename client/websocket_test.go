@@ -49,7 +49,7 @@ func wsClient(t *testing.T) *Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if !c.WebSocket() {
+	if c.Interface.ProtocolBinding != a2a.BindingWebSocket {
 		t.Fatalf("selected %+v, want the websocket interface", c.Interface)
 	}
 	return c
