@@ -237,13 +237,8 @@ func grpcErr(ctx context.Context, method string, err error) error {
 // reasonCode is the JSON-RPC code of an ErrorInfo reason (internal error
 // when unknown).
 func reasonCode(reason string) int {
-	for _, code := range []int{a2a.CodeTaskNotFound, a2a.CodeTaskNotCancelable, a2a.CodePushNotificationNotSupported,
-		a2a.CodeUnsupportedOperation, a2a.CodeContentTypeNotSupported, a2a.CodeInvalidAgentResponse,
-		a2a.CodeExtendedCardNotConfigured, a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported,
-		a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeMethodNotFound, a2a.CodeInvalidParams} {
-		if (&a2a.Error{Code: code}).Reason() == reason {
-			return code
-		}
+	if code, ok := a2a.CodeForReason(reason); ok {
+		return code
 	}
 	return a2a.CodeInternalError
 }

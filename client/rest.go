@@ -139,13 +139,8 @@ func codeFromDetails(details json.RawMessage, status int) int {
 	}
 	_ = json.Unmarshal(details, &ds)
 	for _, d := range ds {
-		for code := -32768; code <= -32000; code++ {
-			if e := (&a2a.Error{Code: code}); e.Reason() == d.Reason && d.Reason != "" {
-				if d.Reason == "INTERNAL_ERROR" {
-					return a2a.CodeInternalError
-				}
-				return code
-			}
+		if code, ok := a2a.CodeForReason(d.Reason); ok {
+			return code
 		}
 	}
 	switch status {

@@ -92,3 +92,19 @@ func TestRESTRoute(t *testing.T) {
 		t.Error("unknown params rendered")
 	}
 }
+
+// TestReasonCode checks the gRPC ErrorInfo reason lookup, the limits
+// reasons included (AUTH-6: RESOURCE_EXHAUSTED used to read as internal).
+func TestReasonCode(t *testing.T) {
+	for reason, want := range map[string]int{
+		"RESOURCE_EXHAUSTED": a2a.CodeResourceExhausted,
+		"PERMISSION_DENIED":  a2a.CodePermissionDenied,
+		"TASK_NOT_FOUND":     a2a.CodeTaskNotFound,
+		"INTERNAL_ERROR":     a2a.CodeInternalError,
+		"SOMETHING_ELSE":     a2a.CodeInternalError,
+	} {
+		if got := reasonCode(reason); got != want {
+			t.Errorf("reasonCode(%q) = %d, want %d", reason, got, want)
+		}
+	}
+}
