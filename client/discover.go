@@ -22,7 +22,7 @@ const WellKnownCardPath = card.WellKnownPath
 func CardURL(target string) (string, error) {
 	u, err := card.DiscoveryURL(target)
 	if err != nil {
-		return "", Usagef("invalid agent URL %q: want http(s)://host[:port][/path]", RedactURL(target))
+		return "", usagef("invalid agent URL %q: want http(s)://host[:port][/path]", RedactURL(target))
 	}
 	return u, nil
 }
@@ -55,7 +55,7 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
-		return nil, nil, Usagef("invalid agent URL %q", RedactURL(target))
+		return nil, nil, usagef("invalid agent URL %q", RedactURL(target))
 	}
 	for k, v := range opts.Headers {
 		req.Header[k] = v
@@ -110,7 +110,7 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 	case BindingGRPC:
 		want = map[string]bool{a2a.BindingGRPC: true}
 	default:
-		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc, rest, grpc or websocket", binding)
+		return a2a.AgentInterface{}, usagef("unknown binding %q: want jsonrpc, rest, grpc or websocket", binding)
 	}
 	var seen []string
 	for _, in := range card.SupportedInterfaces {

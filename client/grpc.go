@@ -137,14 +137,14 @@ func (c *grpcTransport) grpcContext(ctx context.Context) context.Context {
 func grpcEncode(method string, params any) (req, resp proto.Message, err error) {
 	req, resp = GRPCMessages(method)
 	if req == nil {
-		return nil, nil, Usagef("%s is not a method of the A2A gRPC service", method)
+		return nil, nil, usagef("%s is not a method of the A2A gRPC service", method)
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return nil, nil, Usagef("encoding the request: %v", err)
+		return nil, nil, usagef("encoding the request: %v", err)
 	}
 	if err := (gpj.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, req); err != nil {
-		return nil, nil, Usagef("encoding the %s request: %v", method, err)
+		return nil, nil, usagef("encoding the %s request: %v", method, err)
 	}
 	return req, resp, nil
 }

@@ -31,7 +31,7 @@ func (h *httpCaller) newRequest(ctx context.Context, method, u string, body any,
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, Usagef("encoding the request: %v", err)
+			return nil, usagef("encoding the request: %v", err)
 		}
 		rd = bytes.NewReader(b)
 	}

@@ -69,7 +69,7 @@ func restRoute(method string, params any) (restCall, error) {
 		}
 		return restCall{verb: http.MethodGet, path: "/tasks/" + esc(p.TaskID) + "/pushNotificationConfigs", q: q}, nil
 	}
-	return restCall{}, Usagef("%s is not a method of the HTTP+JSON binding", method)
+	return restCall{}, usagef("%s is not a method of the HTTP+JSON binding", method)
 }
 
 // listTasksQuery is the query string of ListTasks.

@@ -134,7 +134,7 @@ func (c *wsTransport) wsRoundTrip(ctx context.Context, method string, params any
 	id := json.RawMessage(strconv.Quote("c" + strconv.FormatInt(n, 10)))
 	payload, err := json.Marshal(jsonrpc.NewRequest(n, method, params))
 	if err != nil {
-		return Usagef("encoding the request: %v", err)
+		return usagef("encoding the request: %v", err)
 	}
 	frame, _ := json.Marshal(wsframe.Request{ID: id, Payload: payload})
 	ch := make(chan wsframe.Response, 64)

@@ -101,7 +101,7 @@ func Call(ctx context.Context, o CallOptions, sio Stdio) error {
 	if o.Message.Text == "" && o.ReadStdin {
 		if sio.InTTY {
 			if len(o.Message.Files) == 0 && o.Message.Data == "" {
-				return client.Usagef("no message: give MESSAGE as an argument or pipe it on stdin")
+				return usagef("no message: give MESSAGE as an argument or pipe it on stdin")
 			}
 		} else if sio.In != nil {
 			t, err := client.ReadMessage(sio.In)
