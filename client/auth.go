@@ -62,16 +62,16 @@ func (a Auth) apply(h http.Header) {
 }
 
 // authError turns 401/403 into an auth error naming the challenge scheme.
-func authError(resp *http.Response) error {
-	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+func authError(code int, header http.Header) error {
+	if code != http.StatusUnauthorized && code != http.StatusForbidden {
 		return nil
 	}
-	msg := fmt.Sprintf("authentication failed (HTTP %d)", resp.StatusCode)
-	if resp.StatusCode == http.StatusForbidden {
+	msg := fmt.Sprintf("authentication failed (HTTP %d)", code)
+	if code == http.StatusForbidden {
 		msg = "access denied (HTTP 403)"
 	}
 	var schemes []string
-	for _, ch := range resp.Header.Values("WWW-Authenticate") {
+	for _, ch := range header.Values("WWW-Authenticate") {
 		if f := strings.Fields(ch); len(f) > 0 {
 			schemes = append(schemes, f[0])
 		}

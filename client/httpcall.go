@@ -74,7 +74,7 @@ func (h *httpCaller) do(req *http.Request) (*http.Response, error) {
 		}
 		return nil, transportErr("request to "+RedactURL(req.URL.String()), cleanNetErr(err))
 	}
-	if e := authError(resp); e != nil {
+	if e := authError(resp.StatusCode, resp.Header); e != nil {
 		resp.Body.Close()
 		return nil, e
 	}

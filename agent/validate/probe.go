@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
@@ -64,63 +64,35 @@ func (o FetchOptions) max() int64 {
 	return DefaultMaxBytes
 }
 
-// redact returns scheme://host/path of u (no credentials or query), for
-// messages.
-func redact(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	return pu.Scheme + "://" + pu.Host + pu.EscapedPath()
-}
+// redact returns u without credentials, query or fragment, for messages
+// (the one redaction helper, cardfetch.RedactURL).
+func redact(u string) string { return cardfetch.RedactURL(u) }
 
-// CardURL turns a target into the URL its card is fetched from, by the same
-// rule as the client (card.DiscoveryURL): a path ending in ".json" is the
-// card itself, anything else gets /.well-known/agent-card.json appended.
-// A target that is not an absolute http(s) URL is returned as it is.
-func CardURL(u string) string {
-	if d, err := card.DiscoveryURL(u); err == nil {
-		return d
-	}
-	return u
-}
-
-// Fetch downloads a card (GET, Accept application/a2a+json) with a
-// timeout and a size limit.
+// Fetch downloads a card (GET, Accept application/a2a+json, A2A-Version
+// 1.0) with a timeout and a size limit (cardfetch.Fetch).
 func Fetch(ctx context.Context, u string, opts FetchOptions) ([]byte, error) {
 	if !isAbsURL(u) {
 		return nil, errors.New("card URL must be an absolute http(s) URL")
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, errors.New("card URL is invalid")
-	}
-	req.Header.Set("Accept", "application/a2a+json, application/json")
-	for k, v := range opts.Header {
-		req.Header[k] = v
-	}
-	resp, err := opts.client().Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("fetching %s: %v", redact(u), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching %s: status %d", redact(u), resp.StatusCode)
-	}
-	b, err := limitio.ReadAll(resp.Body, opts.max())
-	if limitio.IsTooLarge(err) {
+	b, err := cardfetch.Fetch(ctx, opts.client(), u, opts.Header, opts.max())
+	var st *cardfetch.StatusError
+	var re *cardfetch.ReadError
+	var ue *url.Error
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.As(err, &st):
+		return nil, fmt.Errorf("fetching %s: status %d", redact(u), st.Code)
+	case errors.Is(err, cardfetch.ErrTooLarge):
 		return nil, fmt.Errorf("card at %s is larger than %d bytes", redact(u), opts.max())
+	case errors.As(err, &re):
+		return nil, fmt.Errorf("reading %s: %v", redact(u), re.Err)
+	case errors.As(err, &ue):
+		err = ue.Err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", redact(u), err)
-	}
-	return b, nil
+	return nil, fmt.Errorf("fetching %s: %v", redact(u), err)
 }
 
 // ProbeOptions tune Probe.
