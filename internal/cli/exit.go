@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/client"
@@ -121,11 +120,9 @@ func finish(cmd *cobra.Command, err error) error {
 		// Caddy's Main exits 1 for any error that is not its own exit error.
 		return errors.New("failed")
 	}
-	// Only caddycmd can build the error type its Main reads the exit code
-	// from; with a nil error it logs nothing.
-	return caddycmd.WrapCommandFuncForCobra(func(caddycmd.Flags) (int, error) {
-		return code, nil
-	})(cmd, nil)
+	// Only the program (caddymodule: caddycmd) can build the error type
+	// its Main reads the exit code from.
+	return currentHost().Exit(cmd, code)
 }
 
 // stderr is where error lines go: the command's configured error writer

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
@@ -51,7 +50,7 @@ func pruneAge(cmd *cobra.Command, name string) (time.Duration, error) {
 	if v == "" {
 		return 0, nil
 	}
-	d, err := caddy.ParseDuration(v)
+	d, err := currentHost().ParseDuration(v)
 	if err != nil || d <= 0 {
 		return 0, usagef("--%s: invalid duration %q (e.g. 30d, 12h)", name, v)
 	}
