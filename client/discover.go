@@ -25,14 +25,10 @@ const WellKnownCardPath = cardfetch.WellKnownPath
 func CardURL(target string) (string, error) {
 	u, err := cardfetch.CardURL(target)
 	if err != nil {
-		return "", usagef("invalid agent URL %q: want http(s)://host[:port][/path]", RedactURL(target))
+		return "", usagef("invalid agent URL %q: want http(s)://host[:port][/path]", cardfetch.RedactURL(target))
 	}
 	return u, nil
 }
-
-// RedactURL drops user info, the query and the fragment from a URL, for
-// messages (cardfetch.RedactURL).
-func RedactURL(s string) string { return cardfetch.RedactURL(s) }
 
 // FetchCard downloads and decodes the Agent Card for target (see CardURL).
 func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard, []byte, error) {
@@ -59,13 +55,13 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	}
 	var card a2a.AgentCard
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil, protocolf("bad agent card at %s: empty response", RedactURL(cardURL))
+		return nil, nil, protocolf("bad agent card at %s: empty response", cardfetch.RedactURL(cardURL))
 	}
 	if err := json.Unmarshal(raw, &card); err != nil {
-		return nil, nil, protocolf("bad agent card at %s: %v", RedactURL(cardURL), err)
+		return nil, nil, protocolf("bad agent card at %s: %v", cardfetch.RedactURL(cardURL), err)
 	}
 	if card.Name == "" || len(card.SupportedInterfaces) == 0 {
-		return nil, nil, protocolf("bad agent card at %s: no name or no supportedInterfaces (is this an A2A 1.0 agent?)", RedactURL(cardURL))
+		return nil, nil, protocolf("bad agent card at %s: no name or no supportedInterfaces (is this an A2A 1.0 agent?)", cardfetch.RedactURL(cardURL))
 	}
 	return &card, raw, nil
 }
@@ -76,7 +72,7 @@ func fetchErr(cardURL string, err error) error {
 		if e := authError(st.Code, st.Header); e != nil {
 			return e
 		}
-		return protocolf("fetching the agent card from %s: HTTP %d", RedactURL(cardURL), st.Code)
+		return protocolf("fetching the agent card from %s: HTTP %d", cardfetch.RedactURL(cardURL), st.Code)
 	}
 	if errors.Is(err, cardfetch.ErrTooLarge) {
 		return transportErr("reading the agent card", fmt.Errorf("response larger than %d bytes", MaxCardSize))
@@ -84,7 +80,7 @@ func fetchErr(cardURL string, err error) error {
 	if re, ok := errors.AsType[*cardfetch.ReadError](err); ok {
 		return transportErr("reading the agent card", re.Err)
 	}
-	return transportErr("fetching the agent card from "+RedactURL(cardURL), cleanNetErr(err))
+	return transportErr("fetching the agent card from "+cardfetch.RedactURL(cardURL), cleanNetErr(err))
 }
 
 // SelectInterface picks the first interface of the card whose binding the

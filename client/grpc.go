@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // BindingGRPC selects the official A2A gRPC binding (Options.Binding).
@@ -92,7 +93,7 @@ type grpcTransport struct {
 func dialGRPC(in a2a.AgentInterface, o Options, hc *http.Client) (*grpcTransport, error) {
 	target, ok := grpcTarget(in.URL)
 	if !ok {
-		return nil, protocolf("bad gRPC interface URL %q: want host:port", RedactURL(in.URL))
+		return nil, protocolf("bad gRPC interface URL %q: want host:port", cardfetch.RedactURL(in.URL))
 	}
 	creds := insecure.NewCredentials()
 	if !o.GRPCPlaintext {

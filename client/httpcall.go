@@ -12,6 +12,7 @@ import (
 	"net/url"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
@@ -37,7 +38,7 @@ func (h *httpCaller) newRequest(ctx context.Context, method, u string, body any,
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return nil, protocolf("bad interface URL %q", RedactURL(u))
+		return nil, protocolf("bad interface URL %q", cardfetch.RedactURL(u))
 	}
 	for k, v := range h.opts.Headers {
 		req.Header[k] = v
@@ -68,11 +69,11 @@ func (h *httpCaller) do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
 			if errors.Is(ctxErr, context.DeadlineExceeded) {
-				return nil, transportErr("request to "+RedactURL(req.URL.String())+" timed out", nil)
+				return nil, transportErr("request to "+cardfetch.RedactURL(req.URL.String())+" timed out", nil)
 			}
 			return nil, &Error{Kind: KindInterrupted, Msg: "interrupted"}
 		}
-		return nil, transportErr("request to "+RedactURL(req.URL.String()), cleanNetErr(err))
+		return nil, transportErr("request to "+cardfetch.RedactURL(req.URL.String()), cleanNetErr(err))
 	}
 	if e := authError(resp.StatusCode, resp.Header); e != nil {
 		resp.Body.Close()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // DefaultKeyFetchTimeout bounds each JWKS download of a Trust without a
@@ -82,13 +83,13 @@ func (t Trust) Verifier(raw []byte) (*jws.Verifier, error) {
 	}
 	for _, u := range t.JWKSURLs {
 		if _, err := jws.Origin(u); err != nil {
-			return nil, usagef("--jwks-url %q: %v", RedactURL(u), err)
+			return nil, usagef("--jwks-url %q: %v", cardfetch.RedactURL(u), err)
 		}
 		v.Remote = append(v.Remote, jws.NewRemoteJWKS(u, jws.FetchOptions{Timeout: timeout}))
 	}
 	for _, o := range t.AllowJKU {
 		if _, err := jws.Origin(o); err != nil {
-			return nil, usagef("--allow-jku %q: %v", RedactURL(o), err)
+			return nil, usagef("--allow-jku %q: %v", cardfetch.RedactURL(o), err)
 		}
 		v.AllowedJKUOrigins = append(v.AllowedJKUOrigins, o)
 	}

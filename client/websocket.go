@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/wsframe"
 )
@@ -85,7 +86,7 @@ func (c *wsTransport) wsConnection(ctx context.Context) (*wsConn, error) {
 		if ctx.Err() != nil {
 			return nil, &Error{Kind: KindInterrupted, Msg: "interrupted"}
 		}
-		return nil, transportErr("connecting to "+RedactURL(c.in.URL), err)
+		return nil, transportErr("connecting to "+cardfetch.RedactURL(c.in.URL), err)
 	}
 	conn.SetReadLimit(MaxResponseSize)
 	w := &wsConn{c: conn, waiters: map[string]chan wsframe.Response{}, done: make(chan struct{})}
@@ -189,7 +190,7 @@ func (c *wsTransport) wsErr(ctx context.Context, w *wsConn, method string, err e
 	if errors.As(err, &ce) && ce.Code == websocket.StatusMessageTooBig {
 		return protocolf("%s: the request is larger than the server accepts", method)
 	}
-	return transportErr(method+": the WebSocket connection to "+RedactURL(c.in.URL)+" broke", err)
+	return transportErr(method+": the WebSocket connection to "+cardfetch.RedactURL(c.in.URL)+" broke", err)
 }
 
 // Call implements Transport: a unary method over the WebSocket binding.

@@ -64,10 +64,6 @@ func (o FetchOptions) max() int64 {
 	return DefaultMaxBytes
 }
 
-// redact returns u without credentials, query or fragment, for messages
-// (the one redaction helper, cardfetch.RedactURL).
-func redact(u string) string { return cardfetch.RedactURL(u) }
-
 // Fetch downloads a card (GET, Accept application/a2a+json, A2A-Version
 // 1.0) with a timeout and a size limit (cardfetch.Fetch).
 func Fetch(ctx context.Context, u string, opts FetchOptions) ([]byte, error) {
@@ -84,15 +80,15 @@ func Fetch(ctx context.Context, u string, opts FetchOptions) ([]byte, error) {
 	case err == nil:
 		return b, nil
 	case errors.As(err, &st):
-		return nil, fmt.Errorf("fetching %s: status %d", redact(u), st.Code)
+		return nil, fmt.Errorf("fetching %s: status %d", cardfetch.RedactURL(u), st.Code)
 	case errors.Is(err, cardfetch.ErrTooLarge):
-		return nil, fmt.Errorf("card at %s is larger than %d bytes", redact(u), opts.max())
+		return nil, fmt.Errorf("card at %s is larger than %d bytes", cardfetch.RedactURL(u), opts.max())
 	case errors.As(err, &re):
-		return nil, fmt.Errorf("reading %s: %v", redact(u), re.Err)
+		return nil, fmt.Errorf("reading %s: %v", cardfetch.RedactURL(u), re.Err)
 	case errors.As(err, &ue):
 		err = ue.Err
 	}
-	return nil, fmt.Errorf("fetching %s: %v", redact(u), err)
+	return nil, fmt.Errorf("fetching %s: %v", cardfetch.RedactURL(u), err)
 }
 
 // ProbeOptions tune Probe.
@@ -278,13 +274,13 @@ func (p *prober) probeJSONRPC(ctx context.Context, ptr, u, tenant string) bool {
 	status, _, r, err := p.rpc(ctx, u, "GetTask", withTenant(map[string]any{"id": probeTaskID}, tenant), "application/json")
 	switch {
 	case err != nil:
-		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not answer: %v", redact(u), err), "make the URL reachable or remove the entry")
+		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not answer: %v", cardfetch.RedactURL(u), err), "make the URL reachable or remove the entry")
 		return false
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		p.add(Warning, ptr, fmt.Sprintf("JSONRPC interface %s requires credentials (status %d); binding not verified", redact(u), status), "pass --header with credentials")
+		p.add(Warning, ptr, fmt.Sprintf("JSONRPC interface %s requires credentials (status %d); binding not verified", cardfetch.RedactURL(u), status), "pass --header with credentials")
 		return false
 	case r == nil:
-		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not speak JSON-RPC 2.0 (status %d)", redact(u), status), "point the entry at the JSON-RPC endpoint or fix protocolBinding")
+		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not speak JSON-RPC 2.0 (status %d)", cardfetch.RedactURL(u), status), "point the entry at the JSON-RPC endpoint or fix protocolBinding")
 		return false
 	}
 	return true
@@ -295,15 +291,15 @@ func (p *prober) probeREST(ctx context.Context, ptr, u string) bool {
 	status, ct, b, err := p.do(ctx, http.MethodGet, tu, nil, "application/json")
 	switch {
 	case err != nil:
-		p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not answer: %v", redact(u), err), "make the URL reachable or remove the entry")
+		p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not answer: %v", cardfetch.RedactURL(u), err), "make the URL reachable or remove the entry")
 		return false
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		p.add(Warning, ptr, fmt.Sprintf("HTTP+JSON interface %s requires credentials (status %d); binding not verified", redact(u), status), "pass --header with credentials")
+		p.add(Warning, ptr, fmt.Sprintf("HTTP+JSON interface %s requires credentials (status %d); binding not verified", cardfetch.RedactURL(u), status), "pass --header with credentials")
 		return false
 	case (status == http.StatusNotFound || status == http.StatusOK) && (ct == "application/json" || ct == "application/a2a+json") && json.Valid(b):
 		return true
 	}
-	p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not speak the REST binding (GET /tasks/{id}: status %d, %s)", redact(u), status, orNone(ct)),
+	p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not speak the REST binding (GET /tasks/{id}: status %d, %s)", cardfetch.RedactURL(u), status, orNone(ct)),
 		"point the entry at the HTTP+JSON base URL or fix protocolBinding")
 	return false
 }
