@@ -1,7 +1,9 @@
 package caddymodule
 
 import (
+	"github.com/caddyserver/caddy/v2"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/internal/cli"
 )
@@ -26,4 +28,13 @@ rejected, 2 usage error, 3 transport, auth or protocol error.`,
 		CobraFunc: cli.Build,
 	})
 	cli.SetStdioOpener(openStdio) // `caddy a2a stdio` (XPORT-4), stdio.go
+	cli.SetHost(cli.Host{Exit: exitWithCode, ParseDuration: caddy.ParseDuration})
+}
+
+// exitWithCode returns the error caddycmd's Main exits with code from
+// (only caddycmd can build it; with a nil error it logs nothing).
+func exitWithCode(cmd *cobra.Command, code int) error {
+	return caddycmd.WrapCommandFuncForCobra(func(caddycmd.Flags) (int, error) {
+		return code, nil
+	})(cmd, nil)
 }

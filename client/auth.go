@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/auth"
+	"github.com/caddy-a2a/caddy-a2a/internal/authenv"
 )
 
 // Auth holds the credentials the client sends. Empty fields are not sent.
@@ -30,16 +30,16 @@ func AuthFromEnv(a Auth, getenv func(string) string) Auth {
 	}
 	explicit := a.Token != "" || a.BasicUser != "" || a.APIKey != ""
 	if !explicit {
-		a.Token = getenv(auth.EnvToken)
-		a.BasicUser = getenv(auth.EnvBasicUsername)
-		a.BasicPassword = getenv(auth.EnvBasicPassword)
-		a.APIKey = getenv(auth.EnvAPIKey)
+		a.Token = getenv(authenv.Token)
+		a.BasicUser = getenv(authenv.BasicUsername)
+		a.BasicPassword = getenv(authenv.BasicPassword)
+		a.APIKey = getenv(authenv.APIKey)
 	}
 	if a.APIKeyHeader == "" {
-		a.APIKeyHeader = getenv(auth.EnvAPIKeyHeader)
+		a.APIKeyHeader = getenv(authenv.APIKeyHeader)
 	}
 	if a.APIKeyHeader == "" {
-		a.APIKeyHeader = auth.DefaultAPIKeyHeader
+		a.APIKeyHeader = authenv.DefaultAPIKeyHeader
 	}
 	return a
 }
@@ -55,23 +55,23 @@ func (a Auth) apply(h http.Header) {
 	if a.APIKey != "" {
 		name := a.APIKeyHeader
 		if name == "" {
-			name = auth.DefaultAPIKeyHeader
+			name = authenv.DefaultAPIKeyHeader
 		}
 		h.Set(name, a.APIKey)
 	}
 }
 
 // authError turns 401/403 into an auth error naming the challenge scheme.
-func authError(resp *http.Response) error {
-	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+func authError(code int, header http.Header) error {
+	if code != http.StatusUnauthorized && code != http.StatusForbidden {
 		return nil
 	}
-	msg := fmt.Sprintf("authentication failed (HTTP %d)", resp.StatusCode)
-	if resp.StatusCode == http.StatusForbidden {
+	msg := fmt.Sprintf("authentication failed (HTTP %d)", code)
+	if code == http.StatusForbidden {
 		msg = "access denied (HTTP 403)"
 	}
 	var schemes []string
-	for _, ch := range resp.Header.Values("WWW-Authenticate") {
+	for _, ch := range header.Values("WWW-Authenticate") {
 		if f := strings.Fields(ch); len(f) > 0 {
 			schemes = append(schemes, f[0])
 		}

@@ -27,7 +27,7 @@ func TestCardURL(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "h:1", "ftp://h", "http://"} {
-		if _, err := CardURL(bad); ExitCode(err) != ExitUsage {
+		if _, err := CardURL(bad); classify(err) != "usage" {
 			t.Errorf("CardURL(%q) = %v, want a usage error", bad, err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestSelectInterface(t *testing.T) {
 		t.Fatalf("forced jsonrpc: %+v", in)
 	}
 	card.SupportedInterfaces = card.SupportedInterfaces[:2]
-	if _, err := SelectInterface(card, ""); err == nil || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "GRPC@1.0") {
+	if _, err := SelectInterface(card, ""); err == nil || classify(err) != "transport" || !strings.Contains(err.Error(), "GRPC@1.0") {
 		t.Fatalf("no usable interface: %v", err)
 	}
 }
@@ -87,7 +87,7 @@ func TestBuildMessage(t *testing.T) {
 	if !filepath.IsAbs(cwd) || filepath.Base(cwd) != "rel" || m.ContextID != "c" || m.Role != a2a.RoleUser || m.MessageID == "" {
 		t.Fatalf("message: %+v", m)
 	}
-	if _, err := BuildMessage(MessageInput{}); ExitCode(err) != ExitUsage {
+	if _, err := BuildMessage(MessageInput{}); classify(err) != "usage" {
 		t.Fatalf("empty message: %v", err)
 	}
 }
@@ -120,7 +120,7 @@ func TestClientErrorsMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.GetTask(ctx, "t9", -1)
-	if e := A2AError(err); e == nil || e.Code != a2a.CodeTaskNotFound || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "TASK_NOT_FOUND: Task not found (task t9)") {
+	if e := A2AError(err); e == nil || e.Code != a2a.CodeTaskNotFound || classify(err) != "transport" || !strings.Contains(err.Error(), "TASK_NOT_FOUND: Task not found (task t9)") {
 		t.Fatalf("jsonrpc error: %v", err)
 	}
 	c, _ = Dial(ctx, srv.URL, Options{Binding: BindingREST})

@@ -4,41 +4,30 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // WellKnownCardPath is where the Agent Card is served.
-const WellKnownCardPath = card.WellKnownPath
+const WellKnownCardPath = cardfetch.WellKnownPath
 
 // CardURL returns the URL to fetch the card from for a user-supplied
 // target: a URL ending in ".json" is the card itself, anything else is a
-// base URL under which the well-known path is appended.
+// base URL under which the well-known path is appended (cardfetch.CardURL;
+// a bad target is a usage error).
 func CardURL(target string) (string, error) {
-	u, err := card.DiscoveryURL(target)
+	u, err := cardfetch.CardURL(target)
 	if err != nil {
-		return "", Usagef("invalid agent URL %q: want http(s)://host[:port][/path]", RedactURL(target))
+		return "", usagef("invalid agent URL %q: want http(s)://host[:port][/path]", cardfetch.RedactURL(target))
 	}
 	return u, nil
-}
-
-// RedactURL drops user info and the query from a URL, for messages.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		if len(s) > 80 {
-			s = s[:80] + "…"
-		}
-		return s
-	}
-	u.User = nil
-	u.RawQuery = ""
-	return u.String()
 }
 
 // FetchCard downloads and decodes the Agent Card for target (see CardURL).
@@ -53,44 +42,45 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
-	if err != nil {
-		return nil, nil, Usagef("invalid agent URL %q", RedactURL(target))
-	}
-	for k, v := range opts.Headers {
-		req.Header[k] = v
-	}
-	req.Header.Set("Accept", "application/a2a+json, application/json")
-	req.Header.Set("A2A-Version", a2a.ProtocolVersion)
+	h := opts.Headers.Clone()
 	if opts.UserAgent != "" {
-		req.Header.Set("User-Agent", opts.UserAgent)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, nil, transportErr("fetching the agent card from "+RedactURL(cardURL), cleanNetErr(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		if e := authError(resp); e != nil {
-			return nil, nil, e
+		if h == nil {
+			h = http.Header{}
 		}
-		return nil, nil, protocolf("fetching the agent card from %s: HTTP %d", RedactURL(cardURL), resp.StatusCode)
+		h.Set("User-Agent", opts.UserAgent)
 	}
-	raw, err := readLimited(resp.Body, MaxCardSize)
+	raw, err := cardfetch.Fetch(ctx, hc, cardURL, h, MaxCardSize)
 	if err != nil {
-		return nil, nil, transportErr("reading the agent card", err)
+		return nil, nil, fetchErr(cardURL, err)
 	}
 	var card a2a.AgentCard
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil, protocolf("bad agent card at %s: empty response", RedactURL(cardURL))
+		return nil, nil, protocolf("bad agent card at %s: empty response", cardfetch.RedactURL(cardURL))
 	}
 	if err := json.Unmarshal(raw, &card); err != nil {
-		return nil, nil, protocolf("bad agent card at %s: %v", RedactURL(cardURL), err)
+		return nil, nil, protocolf("bad agent card at %s: %v", cardfetch.RedactURL(cardURL), err)
 	}
 	if card.Name == "" || len(card.SupportedInterfaces) == 0 {
-		return nil, nil, protocolf("bad agent card at %s: no name or no supportedInterfaces (is this an A2A 1.0 agent?)", RedactURL(cardURL))
+		return nil, nil, protocolf("bad agent card at %s: no name or no supportedInterfaces (is this an A2A 1.0 agent?)", cardfetch.RedactURL(cardURL))
 	}
 	return &card, raw, nil
+}
+
+// fetchErr is the client error of a failed card fetch.
+func fetchErr(cardURL string, err error) error {
+	if st, ok := errors.AsType[*cardfetch.StatusError](err); ok {
+		if e := authError(st.Code, st.Header); e != nil {
+			return e
+		}
+		return protocolf("fetching the agent card from %s: HTTP %d", cardfetch.RedactURL(cardURL), st.Code)
+	}
+	if errors.Is(err, cardfetch.ErrTooLarge) {
+		return transportErr("reading the agent card", fmt.Errorf("response larger than %d bytes", MaxCardSize))
+	}
+	if re, ok := errors.AsType[*cardfetch.ReadError](err); ok {
+		return transportErr("reading the agent card", re.Err)
+	}
+	return transportErr("fetching the agent card from "+cardfetch.RedactURL(cardURL), cleanNetErr(err))
 }
 
 // SelectInterface picks the first interface of the card whose binding the
@@ -110,7 +100,7 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 	case BindingGRPC:
 		want = map[string]bool{a2a.BindingGRPC: true}
 	default:
-		return a2a.AgentInterface{}, Usagef("unknown binding %q: want jsonrpc, rest, grpc or websocket", binding)
+		return a2a.AgentInterface{}, usagef("unknown binding %q: want jsonrpc, rest, grpc or websocket", binding)
 	}
 	var seen []string
 	for _, in := range card.SupportedInterfaces {

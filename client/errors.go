@@ -7,20 +7,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-// Exit codes of the CLI (CLI-2).
-const (
-	// ExitOK is success, including a task that waits for input.
-	ExitOK = 0
-	// ExitTask means the task failed, was canceled or rejected.
-	ExitTask = 1
-	// ExitUsage is a usage error: bad flags, arguments or local input.
-	ExitUsage = 2
-	// ExitTransport is a transport, authentication or protocol error.
-	ExitTransport = 3
-	// ExitInterrupted is the conventional code after Ctrl-C.
-	ExitInterrupted = 130
-)
-
 // Kind classifies an Error.
 type Kind int
 
@@ -43,7 +29,7 @@ const (
 // Error is what the client returns for every failure. Its message is one
 // line and never holds credentials.
 type Error struct {
-	// Kind decides the exit code.
+	// Kind classifies the failure (the CLI maps it to its exit code).
 	Kind Kind
 	// Msg is the message shown to the user.
 	Msg string
@@ -66,33 +52,9 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ExitCode maps the error kind onto the CLI-2 exit code.
-func (e *Error) ExitCode() int {
-	switch e.Kind {
-	case KindUsage:
-		return ExitUsage
-	case KindTask:
-		return ExitTask
-	case KindInterrupted:
-		return ExitInterrupted
-	}
-	return ExitTransport
-}
-
-// ExitCode returns the exit code for err: 0 for nil, the Error's code, or
-// ExitTransport for anything else.
-func ExitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	if e, ok := errors.AsType[*Error](err); ok {
-		return e.ExitCode()
-	}
-	return ExitTransport
-}
-
-// Usagef returns a usage error (exit code 2).
-func Usagef(format string, args ...any) error {
+// usagef returns an error of KindUsage: bad local input (a file, a key,
+// a binding name).
+func usagef(format string, args ...any) error {
 	return &Error{Kind: KindUsage, Msg: fmt.Sprintf(format, args...)}
 }
 

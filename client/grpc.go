@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // BindingGRPC selects the official A2A gRPC binding (Options.Binding).
@@ -80,48 +81,45 @@ func grpcTarget(s string) (string, bool) {
 	return s, err == nil && host != "" && port != ""
 }
 
+// grpcTransport is the official A2A gRPC binding (lf.a2a.v1.A2AService).
+type grpcTransport struct {
+	conn *grpc.ClientConn
+	opts Options
+}
+
 // dialGRPC opens the (lazy) connection to a GRPC interface: TLS with the
 // TLS settings of Options.HTTPClient's transport when it has some, the
 // system roots otherwise; plaintext h2c with Options.GRPCPlaintext.
-func (c *Client) dialGRPC() error {
-	target, ok := grpcTarget(c.Interface.URL)
+func dialGRPC(in a2a.AgentInterface, o Options, hc *http.Client) (*grpcTransport, error) {
+	target, ok := grpcTarget(in.URL)
 	if !ok {
-		return protocolf("bad gRPC interface URL %q: want host:port", RedactURL(c.Interface.URL))
+		return nil, protocolf("bad gRPC interface URL %q: want host:port", cardfetch.RedactURL(in.URL))
 	}
 	creds := insecure.NewCredentials()
-	if !c.opts.GRPCPlaintext {
+	if !o.GRPCPlaintext {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-		if tr, ok := c.hc.Transport.(*http.Transport); ok && tr.TLSClientConfig != nil {
+		if tr, ok := hc.Transport.(*http.Transport); ok && tr.TLSClientConfig != nil {
 			cfg = tr.TLSClientConfig.Clone()
 		}
 		creds = credentials.NewTLS(cfg)
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxResponseSize))}
-	if c.opts.UserAgent != "" {
-		opts = append(opts, grpc.WithUserAgent(c.opts.UserAgent))
+	if o.UserAgent != "" {
+		opts = append(opts, grpc.WithUserAgent(o.UserAgent))
 	}
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
-		return transportErr("connecting to "+target, err)
+		return nil, transportErr("connecting to "+target, err)
 	}
-	c.gconn = conn
-	return nil
+	return &grpcTransport{conn: conn, opts: o}, nil
 }
 
-// Close releases the client's connections: the gRPC connection and the
-// WebSocket connection, if any (the HTTP bindings hold nothing to close).
-func (c *Client) Close() error {
-	var errs []error
-	if c.gconn != nil {
-		errs = append(errs, c.gconn.Close())
-	}
-	errs = append(errs, c.closeWebSocket())
-	return errors.Join(errs...)
-}
+// Close implements Transport.
+func (c *grpcTransport) Close() error { return c.conn.Close() }
 
 // grpcContext carries the request headers as gRPC metadata: A2A-Version,
 // the credentials and Options.Headers, as over HTTP.
-func (c *Client) grpcContext(ctx context.Context) context.Context {
+func (c *grpcTransport) grpcContext(ctx context.Context) context.Context {
 	h := http.Header{}
 	for k, v := range c.opts.Headers {
 		h[k] = v
@@ -140,14 +138,14 @@ func (c *Client) grpcContext(ctx context.Context) context.Context {
 func grpcEncode(method string, params any) (req, resp proto.Message, err error) {
 	req, resp = GRPCMessages(method)
 	if req == nil {
-		return nil, nil, Usagef("%s is not a method of the A2A gRPC service", method)
+		return nil, nil, usagef("%s is not a method of the A2A gRPC service", method)
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
-		return nil, nil, Usagef("encoding the request: %v", err)
+		return nil, nil, usagef("encoding the request: %v", err)
 	}
 	if err := (gpj.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, req); err != nil {
-		return nil, nil, Usagef("encoding the %s request: %v", method, err)
+		return nil, nil, usagef("encoding the %s request: %v", method, err)
 	}
 	return req, resp, nil
 }
@@ -167,27 +165,27 @@ func grpcDecode(method string, m proto.Message, out any) error {
 	return nil
 }
 
-// grpcCall runs a unary method over gRPC (the gRPC side of rpc).
-func (c *Client) grpcCall(ctx context.Context, method string, params, out any) error {
+// Call implements Transport: a unary method over gRPC.
+func (c *grpcTransport) Call(ctx context.Context, method string, params, out any) error {
 	req, resp, err := grpcEncode(method, params)
 	if err != nil {
 		return err
 	}
-	if err := c.gconn.Invoke(c.grpcContext(ctx), grpcService+method, req, resp); err != nil {
-		return c.grpcErr(ctx, method, err)
+	if err := c.conn.Invoke(c.grpcContext(ctx), grpcService+method, req, resp); err != nil {
+		return grpcErr(ctx, method, err)
 	}
 	return grpcDecode(method, resp, out)
 }
 
-// grpcStream runs a server-streaming method over gRPC, calling fn per event.
-func (c *Client) grpcStream(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
+// Stream implements Transport: a server-streaming method over gRPC.
+func (c *grpcTransport) Stream(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
 	req, _, err := grpcEncode(method, params)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := c.gconn.NewStream(c.grpcContext(ctx), &grpc.StreamDesc{ServerStreams: true}, grpcService+method)
+	st, err := c.conn.NewStream(c.grpcContext(ctx), &grpc.StreamDesc{ServerStreams: true}, grpcService+method)
 	if err == nil {
 		if err = st.SendMsg(req); err == nil {
 			err = st.CloseSend()
@@ -209,13 +207,13 @@ func (c *Client) grpcStream(ctx context.Context, method string, params any, fn f
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
-	return c.grpcErr(ctx, method, err)
+	return grpcErr(ctx, method, err)
 }
 
 // grpcErr classifies a gRPC error like the HTTP ones: an A2A error from
 // the ErrorInfo reason, an auth error for UNAUTHENTICATED and
 // PERMISSION_DENIED, a transport error otherwise.
-func (c *Client) grpcErr(ctx context.Context, method string, err error) error {
+func grpcErr(ctx context.Context, method string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return transportErr(method+" timed out", nil)
@@ -240,13 +238,8 @@ func (c *Client) grpcErr(ctx context.Context, method string, err error) error {
 // reasonCode is the JSON-RPC code of an ErrorInfo reason (internal error
 // when unknown).
 func reasonCode(reason string) int {
-	for _, code := range []int{a2a.CodeTaskNotFound, a2a.CodeTaskNotCancelable, a2a.CodePushNotificationNotSupported,
-		a2a.CodeUnsupportedOperation, a2a.CodeContentTypeNotSupported, a2a.CodeInvalidAgentResponse,
-		a2a.CodeExtendedCardNotConfigured, a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported,
-		a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeMethodNotFound, a2a.CodeInvalidParams} {
-		if (&a2a.Error{Code: code}).Reason() == reason {
-			return code
-		}
+	if code, ok := a2a.CodeForReason(reason); ok {
+		return code
 	}
 	return a2a.CodeInternalError
 }

@@ -68,19 +68,19 @@ func BuildMessage(in MessageInput) (*a2a.Message, error) {
 	}
 	if in.Data != "" {
 		if !json.Valid([]byte(in.Data)) {
-			return nil, Usagef("--data is not valid JSON")
+			return nil, usagef("--data is not valid JSON")
 		}
 		msg.Parts = append(msg.Parts, a2a.Part{Data: json.RawMessage(in.Data), MediaType: "application/json"})
 	}
 	if len(msg.Parts) == 0 {
-		return nil, Usagef("nothing to send: give a MESSAGE argument, pipe it on stdin, or use --file/--data")
+		return nil, usagef("nothing to send: give a MESSAGE argument, pipe it on stdin, or use --file/--data")
 	}
 	if in.Cwd != "" {
 		cwd := in.Cwd
 		if !filepath.IsAbs(cwd) {
 			abs, err := filepath.Abs(cwd)
 			if err != nil {
-				return nil, Usagef("--cwd %q: %v", in.Cwd, err)
+				return nil, usagef("--cwd %q: %v", in.Cwd, err)
 			}
 			cwd = abs
 		}
@@ -139,22 +139,22 @@ func DetectMediaType(name string, content []byte) string {
 func FilePart(path string) (a2a.Part, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return a2a.Part{}, Usagef("--file %s: %v", path, unwrapPathErr(err))
+		return a2a.Part{}, usagef("--file %s: %v", path, unwrapPathErr(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return a2a.Part{}, Usagef("--file %s: %v", path, unwrapPathErr(err))
+		return a2a.Part{}, usagef("--file %s: %v", path, unwrapPathErr(err))
 	}
 	if st.IsDir() {
-		return a2a.Part{}, Usagef("--file %s: is a directory", path)
+		return a2a.Part{}, usagef("--file %s: is a directory", path)
 	}
 	if st.Size() > MaxFileSize {
-		return a2a.Part{}, Usagef("--file %s: larger than %d MiB", path, MaxFileSize>>20)
+		return a2a.Part{}, usagef("--file %s: larger than %d MiB", path, MaxFileSize>>20)
 	}
 	b, err := readLimited(f, MaxFileSize)
 	if err != nil {
-		return a2a.Part{}, Usagef("--file %s: %v", path, err)
+		return a2a.Part{}, usagef("--file %s: %v", path, err)
 	}
 	name := filepath.Base(path)
 	mt := DetectMediaType(name, b)
@@ -179,10 +179,10 @@ func unwrapPathErr(err error) error {
 func ReadMessage(r interface{ Read([]byte) (int, error) }) (string, error) {
 	b, err := readLimited(r, MaxMessageSize)
 	if err != nil {
-		return "", Usagef("reading the message from stdin: %v", err)
+		return "", usagef("reading the message from stdin: %v", err)
 	}
 	if !utf8.Valid(b) {
-		return "", Usagef("the message on stdin is not UTF-8 text (use --file for binary content)")
+		return "", usagef("the message on stdin is not UTF-8 text (use --file for binary content)")
 	}
 	return strings.TrimRight(string(b), "\r\n"), nil
 }

@@ -62,20 +62,20 @@ func TestTrustKeySources(t *testing.T) {
 		name string
 		raw  []byte
 		t    Trust
-		want int
+		want string
 	}{
-		{"hs256", hsCard, Trust{HS256: []HS256Secret{{KID: "hs-1", Secret: secret}}}, ExitOK},
-		{"hs256 wrong secret", hsCard, Trust{HS256: []HS256Secret{{KID: "hs-1", Secret: []byte(strings.Repeat("w", 32))}}}, ExitTransport},
-		{"hs256 short secret", hsCard, Trust{HS256: []HS256Secret{{KID: "hs-1", Secret: []byte("short")}}}, ExitUsage},
-		{"jwks file", ecCard, Trust{JWKSFiles: []string{jwksPath}}, ExitOK},
-		{"jwks file as verify-key", ecCard, Trust{KeyFiles: []string{jwksPath}}, ExitOK},
-		{"jwks file, other card", hsCard, Trust{JWKSFiles: []string{jwksPath}}, ExitTransport},
-		{"missing jwks file", ecCard, Trust{JWKSFiles: []string{jwksPath + ".missing"}}, ExitUsage},
-		{"bad jwks url", ecCard, Trust{JWKSURLs: []string{"ftp://keys.example"}}, ExitUsage},
-		{"bad jku origin", ecCard, Trust{AllowJKU: []string{"not a url"}}, ExitUsage},
+		{"hs256", hsCard, Trust{HS256: []HS256Secret{{KID: "hs-1", Secret: secret}}}, "ok"},
+		{"hs256 wrong secret", hsCard, Trust{HS256: []HS256Secret{{KID: "hs-1", Secret: []byte(strings.Repeat("w", 32))}}}, "transport"},
+		{"hs256 short secret", hsCard, Trust{HS256: []HS256Secret{{KID: "hs-1", Secret: []byte("short")}}}, "usage"},
+		{"jwks file", ecCard, Trust{JWKSFiles: []string{jwksPath}}, "ok"},
+		{"jwks file as verify-key", ecCard, Trust{KeyFiles: []string{jwksPath}}, "ok"},
+		{"jwks file, other card", hsCard, Trust{JWKSFiles: []string{jwksPath}}, "transport"},
+		{"missing jwks file", ecCard, Trust{JWKSFiles: []string{jwksPath + ".missing"}}, "usage"},
+		{"bad jwks url", ecCard, Trust{JWKSURLs: []string{"ftp://keys.example"}}, "usage"},
+		{"bad jku origin", ecCard, Trust{AllowJKU: []string{"not a url"}}, "usage"},
 	} {
-		if got := ExitCode(VerifyCard(ctx, c.raw, c.t)); got != c.want {
-			t.Errorf("%s: exit code %d, want %d (%v)", c.name, got, c.want, VerifyCard(ctx, c.raw, c.t))
+		if got := classify(VerifyCard(ctx, c.raw, c.t)); got != c.want {
+			t.Errorf("%s: class %s, want %s (%v)", c.name, got, c.want, VerifyCard(ctx, c.raw, c.t))
 		}
 	}
 	if !(Trust{}).Empty() || (Trust{AllowJKU: []string{"https://k.example"}}).Empty() {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // DefaultKeyFetchTimeout bounds each JWKS download of a Trust without a
@@ -65,7 +66,7 @@ func (t Trust) Verifier(raw []byte) (*jws.Verifier, error) {
 	v := &jws.Verifier{Keys: &jws.KeySet{}, Fetch: jws.FetchOptions{Timeout: timeout}}
 	for _, s := range t.HS256 {
 		if err := v.Keys.AddSecret(s.KID, s.Secret); err != nil {
-			return nil, Usagef("--hs256-env: %v", err)
+			return nil, usagef("--hs256-env: %v", err)
 		}
 	}
 	for _, spec := range t.KeyFiles {
@@ -76,19 +77,19 @@ func (t Trust) Verifier(raw []byte) (*jws.Verifier, error) {
 	for _, p := range t.JWKSFiles {
 		ks, err := readJWKSFile(p)
 		if err != nil {
-			return nil, Usagef("--jwks-file %s: %v", p, err)
+			return nil, usagef("--jwks-file %s: %v", p, err)
 		}
 		v.Keys.Add(ks.All()...)
 	}
 	for _, u := range t.JWKSURLs {
 		if _, err := jws.Origin(u); err != nil {
-			return nil, Usagef("--jwks-url %q: %v", RedactURL(u), err)
+			return nil, usagef("--jwks-url %q: %v", cardfetch.RedactURL(u), err)
 		}
 		v.Remote = append(v.Remote, jws.NewRemoteJWKS(u, jws.FetchOptions{Timeout: timeout}))
 	}
 	for _, o := range t.AllowJKU {
 		if _, err := jws.Origin(o); err != nil {
-			return nil, Usagef("--allow-jku %q: %v", RedactURL(o), err)
+			return nil, usagef("--allow-jku %q: %v", cardfetch.RedactURL(o), err)
 		}
 		v.AllowedJKUOrigins = append(v.AllowedJKUOrigins, o)
 	}
@@ -104,12 +105,12 @@ func addKeyFile(ks *jws.KeySet, spec string, kids []string) error {
 	}
 	b, err := ReadFileLimited(path, jws.MaxJWKSBytes)
 	if err != nil {
-		return Usagef("--verify-key %s: %v", path, err)
+		return usagef("--verify-key %s: %v", path, err)
 	}
 	if blk, _ := pem.Decode(b); blk != nil {
 		pub, err := x509.ParsePKIXPublicKey(blk.Bytes)
 		if err != nil {
-			return Usagef("--verify-key %s: not a PEM public key (PKIX): %v", path, err)
+			return usagef("--verify-key %s: not a PEM public key (PKIX): %v", path, err)
 		}
 		if kid != "" {
 			kids = []string{kid}
@@ -121,7 +122,7 @@ func addKeyFile(ks *jws.KeySet, spec string, kids []string) error {
 	}
 	set, err := jws.ParseJWKS(b)
 	if err != nil {
-		return Usagef("--verify-key %s: neither a PEM public key nor a JWKS: %v", path, err)
+		return usagef("--verify-key %s: neither a PEM public key nor a JWKS: %v", path, err)
 	}
 	ks.Add(set.All()...)
 	return nil

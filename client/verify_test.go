@@ -55,14 +55,14 @@ func TestVerifyCard(t *testing.T) {
 	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{"k1=" + good}}); err != nil {
 		t.Fatalf("right key with kid: %v", err)
 	}
-	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{bad}}); err == nil || ExitCode(err) != ExitTransport || !strings.Contains(err.Error(), "signature check failed") {
+	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{bad}}); err == nil || classify(err) != "transport" || !strings.Contains(err.Error(), "signature check failed") {
 		t.Fatalf("wrong key: %v", err)
 	}
 	card.Signatures = nil
 	if err := VerifyCard(ctx, unsigned, Trust{KeyFiles: []string{good}}); err == nil || !strings.Contains(err.Error(), "not signed") {
 		t.Fatalf("unsigned: %v", err)
 	}
-	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{filepath.Join(dir, "missing.pem")}}); ExitCode(err) != ExitUsage {
+	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{filepath.Join(dir, "missing.pem")}}); classify(err) != "usage" {
 		t.Fatalf("missing key file: %v", err)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/wsframe"
 )
@@ -19,17 +21,24 @@ import (
 // BindingWebSocket forces the WebSocket JSON-RPC interface (XPORT-3).
 const BindingWebSocket = "websocket"
 
-// WebSocket reports whether the client uses the WebSocket binding.
-func (c *Client) WebSocket() bool {
-	return c.Interface.ProtocolBinding == a2a.BindingWebSocket
+// wsTransport is the WebSocket JSON-RPC binding: one connection, dialed
+// on first use, carrying every call as frames told apart by id.
+type wsTransport struct {
+	in   a2a.AgentInterface
+	opts Options
+	hc   *http.Client
+	ids  *atomic.Int64
+
+	mu  sync.Mutex
+	wsc *wsConn // the connection, dialed on first use
 }
 
-// closeWebSocket closes the client's WebSocket connection, if one is open.
-func (c *Client) closeWebSocket() error {
-	c.wsMu.Lock()
+// Close implements Transport: it closes the connection, if one is open.
+func (c *wsTransport) Close() error {
+	c.mu.Lock()
 	w := c.wsc
 	c.wsc = nil
-	c.wsMu.Unlock()
+	c.mu.Unlock()
 	if w == nil {
 		return nil
 	}
@@ -48,9 +57,9 @@ type wsConn struct {
 
 // wsConnection returns the client's connection, dialing it on first use
 // (the upgrade carries the auth, the headers and A2A-Version).
-func (c *Client) wsConnection(ctx context.Context) (*wsConn, error) {
-	c.wsMu.Lock()
-	defer c.wsMu.Unlock()
+func (c *wsTransport) wsConnection(ctx context.Context) (*wsConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.wsc != nil {
 		select {
 		case <-c.wsc.done:
@@ -67,17 +76,17 @@ func (c *Client) wsConnection(ctx context.Context) (*wsConn, error) {
 	if c.opts.UserAgent != "" {
 		h.Set("User-Agent", c.opts.UserAgent)
 	}
-	conn, resp, err := websocket.Dial(ctx, c.Interface.URL, &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
+	conn, resp, err := websocket.Dial(ctx, c.in.URL, &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
 	if err != nil {
 		if resp != nil {
-			if e := authError(resp); e != nil {
+			if e := authError(resp.StatusCode, resp.Header); e != nil {
 				return nil, e
 			}
 		}
 		if ctx.Err() != nil {
 			return nil, &Error{Kind: KindInterrupted, Msg: "interrupted"}
 		}
-		return nil, transportErr("connecting to "+RedactURL(c.Interface.URL), err)
+		return nil, transportErr("connecting to "+cardfetch.RedactURL(c.in.URL), err)
 	}
 	conn.SetReadLimit(MaxResponseSize)
 	w := &wsConn{c: conn, waiters: map[string]chan wsframe.Response{}, done: make(chan struct{})}
@@ -117,7 +126,7 @@ func (w *wsConn) read() {
 // wsRoundTrip sends method with params as one request and hands each
 // frame answering it to each until each reports the request done, the
 // connection ends or ctx is done (then the request is canceled by frame).
-func (c *Client) wsRoundTrip(ctx context.Context, method string, params any, each func(wsframe.Response) (bool, error)) error {
+func (c *wsTransport) wsRoundTrip(ctx context.Context, method string, params any, each func(wsframe.Response) (bool, error)) error {
 	w, err := c.wsConnection(ctx)
 	if err != nil {
 		return err
@@ -126,7 +135,7 @@ func (c *Client) wsRoundTrip(ctx context.Context, method string, params any, eac
 	id := json.RawMessage(strconv.Quote("c" + strconv.FormatInt(n, 10)))
 	payload, err := json.Marshal(jsonrpc.NewRequest(n, method, params))
 	if err != nil {
-		return Usagef("encoding the request: %v", err)
+		return usagef("encoding the request: %v", err)
 	}
 	frame, _ := json.Marshal(wsframe.Request{ID: id, Payload: payload})
 	ch := make(chan wsframe.Response, 64)
@@ -170,7 +179,7 @@ func (w *wsConn) cancel(id json.RawMessage) {
 
 // wsErr is the client error of a failed request: interrupted, timed out
 // or the connection lost.
-func (c *Client) wsErr(ctx context.Context, w *wsConn, method string, err error) error {
+func (c *wsTransport) wsErr(ctx context.Context, w *wsConn, method string, err error) error {
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return transportErr(method+": timed out", nil)
@@ -181,11 +190,11 @@ func (c *Client) wsErr(ctx context.Context, w *wsConn, method string, err error)
 	if errors.As(err, &ce) && ce.Code == websocket.StatusMessageTooBig {
 		return protocolf("%s: the request is larger than the server accepts", method)
 	}
-	return transportErr(method+": the WebSocket connection to "+RedactURL(c.Interface.URL)+" broke", err)
+	return transportErr(method+": the WebSocket connection to "+cardfetch.RedactURL(c.in.URL)+" broke", err)
 }
 
-// wsRPC runs a unary method over the WebSocket binding.
-func (c *Client) wsRPC(ctx context.Context, method string, params, out any) error {
+// Call implements Transport: a unary method over the WebSocket binding.
+func (c *wsTransport) Call(ctx context.Context, method string, params, out any) error {
 	return c.wsRoundTrip(ctx, method, params, func(f wsframe.Response) (bool, error) {
 		if f.Payload == nil {
 			return true, protocolf("%s: the server ended the request without an answer", method)
@@ -194,9 +203,9 @@ func (c *Client) wsRPC(ctx context.Context, method string, params, out any) erro
 	})
 }
 
-// wsStream runs a streaming method over the WebSocket binding: one event
-// per frame until the final frame.
-func (c *Client) wsStream(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
+// Stream implements Transport: one event per frame until the final
+// frame.
+func (c *wsTransport) Stream(ctx context.Context, method string, params any, fn func(a2a.StreamResponse) error) error {
 	return c.wsRoundTrip(ctx, method, params, func(f wsframe.Response) (bool, error) {
 		if f.Final {
 			if f.Payload != nil { // refused before the stream opened

@@ -49,7 +49,7 @@ func wsClient(t *testing.T) *Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	if !c.WebSocket() {
+	if c.Interface.ProtocolBinding != a2a.BindingWebSocket {
 		t.Fatalf("selected %+v, want the websocket interface", c.Interface)
 	}
 	return c
@@ -105,7 +105,7 @@ func TestWebSocketConcurrentCalls(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Millisecond)
 	defer cancel()
 	err := c.SendStreamingMessage(cctx, textMsg("interrupted"), func(a2a.StreamResponse) error { return nil })
-	if ExitCode(err) != ExitTransport && ExitCode(err) != ExitInterrupted {
+	if classify(err) != "transport" && classify(err) != "interrupted" {
 		t.Errorf("stream with an expiring context: %v", err)
 	}
 	if _, err := c.ListTasks(ctx, &a2a.ListTasksRequest{}); err != nil {
@@ -129,7 +129,7 @@ func TestSelectWebSocketInterface(t *testing.T) {
 		t.Fatalf("auto: %+v %v", in, err)
 	}
 	card.SupportedInterfaces = card.SupportedInterfaces[2:]
-	if _, err := SelectInterface(card, BindingWebSocket); ExitCode(err) != ExitTransport {
+	if _, err := SelectInterface(card, BindingWebSocket); classify(err) != "transport" {
 		t.Fatalf("no websocket interface: %v", err)
 	}
 }

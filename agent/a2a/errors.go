@@ -124,6 +124,17 @@ func (e *Error) kind() errorKind {
 // Reason is the ErrorInfo reason, e.g. TASK_NOT_FOUND.
 func (e *Error) Reason() string { return e.kind().reason }
 
+// CodeForReason is the JSON-RPC code of an ErrorInfo reason in the error
+// table (the inverse of Reason); false for a reason not in it.
+func CodeForReason(reason string) (int, bool) {
+	for code, k := range errorKinds {
+		if k.reason == reason {
+			return code, true
+		}
+	}
+	return 0, false
+}
+
 // HTTPStatus is the status code of the error in the HTTP+JSON binding.
 func (e *Error) HTTPStatus() int { return e.kind().http }
 

@@ -12,3 +12,18 @@ func TestErrorTableGRPCNames(t *testing.T) {
 		}
 	}
 }
+
+// CodeForReason inverts Reason for every row of the error table, the
+// gateway's own limits reasons included (AUTH-6), so a client reading the
+// ErrorInfo reason of any binding gets the code back.
+func TestCodeForReason(t *testing.T) {
+	for code, k := range errorKinds {
+		got, ok := CodeForReason(k.reason)
+		if !ok || got != code {
+			t.Errorf("CodeForReason(%q) = %d, %v; want %d", k.reason, got, ok, code)
+		}
+	}
+	if _, ok := CodeForReason("NO_SUCH_REASON"); ok {
+		t.Error("an unknown reason has a code")
+	}
+}

@@ -1,20 +1,25 @@
 package auth
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/authenv"
+)
 
 // Environment variables that provide default credentials when the
-// configuration leaves them unset (unless Config.NoEnv is true).
+// configuration leaves them unset (unless Config.NoEnv is true); the
+// client reads the same list (internal/authenv).
 const (
-	EnvToken         = "IACCODE_A2A_HTTP_TOKEN"
-	EnvBasicUsername = "IACCODE_A2A_BASIC_USERNAME"
-	EnvBasicPassword = "IACCODE_A2A_BASIC_PASSWORD"
-	EnvAPIKey        = "IACCODE_A2A_API_KEY"
-	EnvAPIKeyHeader  = "IACCODE_A2A_API_KEY_HEADER"
+	EnvToken         = authenv.Token
+	EnvBasicUsername = authenv.BasicUsername
+	EnvBasicPassword = authenv.BasicPassword
+	EnvAPIKey        = authenv.APIKey
+	EnvAPIKeyHeader  = authenv.APIKeyHeader
 )
 
 // Defaults.
 const (
-	DefaultAPIKeyHeader = "X-API-Key"
+	DefaultAPIKeyHeader = authenv.DefaultAPIKeyHeader
 	DefaultPrincipal    = "default"
 	DefaultRealm        = "a2a"
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/client"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
@@ -73,29 +74,9 @@ func (a *A2A) discover(ctx context.Context) (*discovered, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
+	raw, err := cardfetch.Fetch(ctx, a.http(), cardURL, a.Header, client.MaxCardSize)
 	if err != nil {
-		return nil, errors.New("a2a backend: bad upstream URL")
-	}
-	for k, vs := range a.Header {
-		req.Header[k] = vs
-	}
-	req.Header.Set("Accept", "application/a2a+json, application/json")
-	req.Header.Set("A2A-Version", a2a.ProtocolVersion)
-	resp, err := a.http().Do(req)
-	if err != nil {
-		return nil, classifyUpstream(ctx, err)
-	}
-	defer resp.Body.Close()
-	if err := statusError(resp.StatusCode); err != nil {
-		return nil, err
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, client.MaxCardSize+1))
-	if err != nil {
-		return nil, classifyUpstream(ctx, err)
-	}
-	if len(raw) > client.MaxCardSize {
-		return nil, errors.New("a2a backend: the upstream card is too large")
+		return nil, cardFetchErr(ctx, err)
 	}
 	if a.Trust != nil {
 		if err := client.VerifyCard(ctx, raw, *a.Trust); err != nil {
@@ -128,6 +109,24 @@ func (a *A2A) discover(ctx context.Context) (*discovered, error) {
 		return nil, errors.New("a2a backend: the upstream card offers no usable interface")
 	}
 	return &discovered{card: &card, up: &upstream10{c: cl}, at: time.Now()}, nil
+}
+
+// cardFetchErr classifies a failed card fetch like the other upstream
+// failures.
+func cardFetchErr(ctx context.Context, err error) error {
+	if st, ok := errors.AsType[*cardfetch.StatusError](err); ok {
+		if err := statusError(st.Code); err != nil {
+			return err
+		}
+		return errors.New("a2a backend: the upstream card is not an A2A card") // a 2xx without the card
+	}
+	if errors.Is(err, cardfetch.ErrTooLarge) {
+		return errors.New("a2a backend: the upstream card is too large")
+	}
+	if re, ok := errors.AsType[*cardfetch.ReadError](err); ok {
+		return classifyUpstream(ctx, re.Err)
+	}
+	return classifyUpstream(ctx, err)
 }
 
 // pickInterface returns the card's first JSON-RPC interface of the

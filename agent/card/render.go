@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // Rendered is one serialised card with its validators.
@@ -124,24 +123,6 @@ func validHost(h string) bool {
 	return true
 }
 
-// WellKnownPath is where the public Agent Card is served (CARD-2).
-const WellKnownPath = "/.well-known/agent-card.json"
-
-// DiscoveryURL returns the URL to fetch an agent's card from, for a
-// user-supplied target: a URL whose path ends in ".json" is the card
-// itself; anything else is a base URL under which WellKnownPath is
-// appended. User info, query and fragment are dropped. It fails for
-// anything but an absolute http(s) URL.
-func DiscoveryURL(target string) (string, error) {
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", errors.New("not an absolute http(s) URL")
-	}
-	u.User = nil
-	if strings.HasSuffix(u.Path, ".json") {
-		return u.String(), nil
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + WellKnownPath
-	u.RawQuery, u.Fragment = "", ""
-	return u.String(), nil
-}
+// WellKnownPath is where the public Agent Card is served (CARD-2); the
+// card fetchers (internal/cardfetch) build discovery URLs with it.
+const WellKnownPath = cardfetch.WellKnownPath

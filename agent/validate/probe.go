@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 	"github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
@@ -64,63 +64,31 @@ func (o FetchOptions) max() int64 {
 	return DefaultMaxBytes
 }
 
-// redact returns scheme://host/path of u (no credentials or query), for
-// messages.
-func redact(u string) string {
-	pu, err := url.Parse(u)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	return pu.Scheme + "://" + pu.Host + pu.EscapedPath()
-}
-
-// CardURL turns a target into the URL its card is fetched from, by the same
-// rule as the client (card.DiscoveryURL): a path ending in ".json" is the
-// card itself, anything else gets /.well-known/agent-card.json appended.
-// A target that is not an absolute http(s) URL is returned as it is.
-func CardURL(u string) string {
-	if d, err := card.DiscoveryURL(u); err == nil {
-		return d
-	}
-	return u
-}
-
-// Fetch downloads a card (GET, Accept application/a2a+json) with a
-// timeout and a size limit.
+// Fetch downloads a card (GET, Accept application/a2a+json, A2A-Version
+// 1.0) with a timeout and a size limit (cardfetch.Fetch).
 func Fetch(ctx context.Context, u string, opts FetchOptions) ([]byte, error) {
 	if !isAbsURL(u) {
 		return nil, errors.New("card URL must be an absolute http(s) URL")
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout())
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, errors.New("card URL is invalid")
+	b, err := cardfetch.Fetch(ctx, opts.client(), u, opts.Header, opts.max())
+	var st *cardfetch.StatusError
+	var re *cardfetch.ReadError
+	var ue *url.Error
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.As(err, &st):
+		return nil, fmt.Errorf("fetching %s: status %d", cardfetch.RedactURL(u), st.Code)
+	case errors.Is(err, cardfetch.ErrTooLarge):
+		return nil, fmt.Errorf("card at %s is larger than %d bytes", cardfetch.RedactURL(u), opts.max())
+	case errors.As(err, &re):
+		return nil, fmt.Errorf("reading %s: %v", cardfetch.RedactURL(u), re.Err)
+	case errors.As(err, &ue):
+		err = ue.Err
 	}
-	req.Header.Set("Accept", "application/a2a+json, application/json")
-	for k, v := range opts.Header {
-		req.Header[k] = v
-	}
-	resp, err := opts.client().Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("fetching %s: %v", redact(u), err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching %s: status %d", redact(u), resp.StatusCode)
-	}
-	b, err := limitio.ReadAll(resp.Body, opts.max())
-	if limitio.IsTooLarge(err) {
-		return nil, fmt.Errorf("card at %s is larger than %d bytes", redact(u), opts.max())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %v", redact(u), err)
-	}
-	return b, nil
+	return nil, fmt.Errorf("fetching %s: %v", cardfetch.RedactURL(u), err)
 }
 
 // ProbeOptions tune Probe.
@@ -306,13 +274,13 @@ func (p *prober) probeJSONRPC(ctx context.Context, ptr, u, tenant string) bool {
 	status, _, r, err := p.rpc(ctx, u, "GetTask", withTenant(map[string]any{"id": probeTaskID}, tenant), "application/json")
 	switch {
 	case err != nil:
-		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not answer: %v", redact(u), err), "make the URL reachable or remove the entry")
+		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not answer: %v", cardfetch.RedactURL(u), err), "make the URL reachable or remove the entry")
 		return false
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		p.add(Warning, ptr, fmt.Sprintf("JSONRPC interface %s requires credentials (status %d); binding not verified", redact(u), status), "pass --header with credentials")
+		p.add(Warning, ptr, fmt.Sprintf("JSONRPC interface %s requires credentials (status %d); binding not verified", cardfetch.RedactURL(u), status), "pass --header with credentials")
 		return false
 	case r == nil:
-		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not speak JSON-RPC 2.0 (status %d)", redact(u), status), "point the entry at the JSON-RPC endpoint or fix protocolBinding")
+		p.add(Error, ptr, fmt.Sprintf("JSONRPC interface %s does not speak JSON-RPC 2.0 (status %d)", cardfetch.RedactURL(u), status), "point the entry at the JSON-RPC endpoint or fix protocolBinding")
 		return false
 	}
 	return true
@@ -323,15 +291,15 @@ func (p *prober) probeREST(ctx context.Context, ptr, u string) bool {
 	status, ct, b, err := p.do(ctx, http.MethodGet, tu, nil, "application/json")
 	switch {
 	case err != nil:
-		p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not answer: %v", redact(u), err), "make the URL reachable or remove the entry")
+		p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not answer: %v", cardfetch.RedactURL(u), err), "make the URL reachable or remove the entry")
 		return false
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		p.add(Warning, ptr, fmt.Sprintf("HTTP+JSON interface %s requires credentials (status %d); binding not verified", redact(u), status), "pass --header with credentials")
+		p.add(Warning, ptr, fmt.Sprintf("HTTP+JSON interface %s requires credentials (status %d); binding not verified", cardfetch.RedactURL(u), status), "pass --header with credentials")
 		return false
 	case (status == http.StatusNotFound || status == http.StatusOK) && (ct == "application/json" || ct == "application/a2a+json") && json.Valid(b):
 		return true
 	}
-	p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not speak the REST binding (GET /tasks/{id}: status %d, %s)", redact(u), status, orNone(ct)),
+	p.add(Error, ptr, fmt.Sprintf("HTTP+JSON interface %s does not speak the REST binding (GET /tasks/{id}: status %d, %s)", cardfetch.RedactURL(u), status, orNone(ct)),
 		"point the entry at the HTTP+JSON base URL or fix protocolBinding")
 	return false
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/client"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 // Stdio is the terminal side of a command.
@@ -101,7 +102,7 @@ func Call(ctx context.Context, o CallOptions, sio Stdio) error {
 	if o.Message.Text == "" && o.ReadStdin {
 		if sio.InTTY {
 			if len(o.Message.Files) == 0 && o.Message.Data == "" {
-				return client.Usagef("no message: give MESSAGE as an argument or pipe it on stdin")
+				return usagef("no message: give MESSAGE as an argument or pipe it on stdin")
 			}
 		} else if sio.In != nil {
 			t, err := client.ReadMessage(sio.In)
@@ -196,7 +197,7 @@ func stream(ctx context.Context, cl *client.Client, o Common, r *Renderer, sio S
 	r.Finish()
 	if r.TaskID != "" && !r.State.Terminal() && !r.State.Interrupted() {
 		return &client.Error{Kind: client.KindTransport, Msg: fmt.Sprintf("the stream ended before task %s finished (state %s); follow it with: caddy a2a task subscribe %s %s",
-			r.TaskID, StateName(r.State), client.RedactURL(o.Target), r.TaskID)}
+			r.TaskID, StateName(r.State), cardfetch.RedactURL(o.Target), r.TaskID)}
 	}
 	return outcome(r, o.Target)
 }
@@ -225,7 +226,7 @@ func onInterrupt(ctx context.Context, cl *client.Client, o Common, r *Renderer, 
 		}
 	}
 	if !doCancel {
-		return &client.Error{Kind: client.KindInterrupted, Msg: fmt.Sprintf("interrupted; task %s keeps running (follow it with: caddy a2a task subscribe %s %s)", id, client.RedactURL(o.Target), id)}
+		return &client.Error{Kind: client.KindInterrupted, Msg: fmt.Sprintf("interrupted; task %s keeps running (follow it with: caddy a2a task subscribe %s %s)", id, cardfetch.RedactURL(o.Target), id)}
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 	"github.com/caddy-a2a/caddy-a2a/agent/validate"
 	"github.com/caddy-a2a/caddy-a2a/client"
+	"github.com/caddy-a2a/caddy-a2a/internal/cardfetch"
 )
 
 func init() {
@@ -93,7 +94,11 @@ func verifierFromFlags(cmd *cobra.Command, raw []byte) (*jws.Verifier, error) {
 // loadCardArg reads a card from a file, stdin ("-") or a URL.
 func loadCardArg(ctx context.Context, arg string, opts validate.FetchOptions) ([]byte, error) {
 	if isURLArg(arg) {
-		b, err := validate.Fetch(ctx, validate.CardURL(arg), opts)
+		u, err := cardfetch.CardURL(arg)
+		if err != nil {
+			u = arg // validate.Fetch reports it
+		}
+		b, err := validate.Fetch(ctx, u, opts)
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
@@ -102,6 +107,7 @@ func loadCardArg(ctx context.Context, arg string, opts validate.FetchOptions) ([
 	var b []byte
 	var err error
 	if arg == "-" {
+		// One byte over the limit, so the validator reports the size.
 		b, err = io.ReadAll(io.LimitReader(os.Stdin, jws.MaxCardBytes+1))
 	} else {
 		b, err = client.ReadFileLimited(arg, jws.MaxCardBytes)

@@ -6,20 +6,47 @@ import (
 	"io"
 	"os"
 
-	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
-// The exit codes of `caddy a2a` (CLI-2) are those of the client library:
-// client.ExitOK, ExitTask, ExitUsage, ExitTransport and ExitInterrupted.
+// Exit codes of `caddy a2a` (CLI-2).
+const (
+	// ExitOK is success, including a task that waits for input.
+	ExitOK = 0
+	// ExitTask means the task failed, was canceled or rejected.
+	ExitTask = 1
+	// ExitUsage is a usage error: bad flags, arguments or local input.
+	ExitUsage = 2
+	// ExitTransport is a transport, authentication or protocol error.
+	ExitTransport = 3
+	// ExitInterrupted is the conventional code after Ctrl-C.
+	ExitInterrupted = 130
+)
 
-// usagef returns a usage error: bad flags, arguments or local input (exit
-// client.ExitUsage). It is the one kind of usage error of the CLI, the same
-// the client library returns for bad local input.
+// usageError is a usage error of the CLI: bad flags or arguments (exit
+// ExitUsage, like the client's errors of KindUsage for bad local input).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a usage error (exit ExitUsage).
 func usagef(format string, args ...any) error {
-	return client.Usagef(format, args...)
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// kindExitCode maps the kind of a client error onto its exit code.
+func kindExitCode(k client.Kind) int {
+	switch k {
+	case client.KindUsage:
+		return ExitUsage
+	case client.KindTask:
+		return ExitTask
+	case client.KindInterrupted:
+		return ExitInterrupted
+	}
+	return ExitTransport
 }
 
 // exitError is a failure with an exit code of its own that is not a usage
@@ -43,23 +70,22 @@ func (e *exitError) Unwrap() error { return e.Err }
 func exitWith(code int, err error) error { return &exitError{Code: code, Err: err} }
 
 // exitCodeOf maps err to an exit code: an exitError (anywhere in the chain)
-// decides; an ExitCoder (the client package's errors, usage errors
-// included) next; otherwise 3 (transport), since unclassified failures of
-// the client are I/O failures.
+// decides; a usage error or a client error (by its kind) next; otherwise 3
+// (transport), since unclassified failures of the client are I/O failures.
 func exitCodeOf(err error) int {
 	if err == nil {
-		return client.ExitOK
+		return ExitOK
 	}
 	if ee, ok := errors.AsType[*exitError](err); ok {
 		return ee.Code
 	}
-	if ec, ok := errors.AsType[interface {
-		error
-		ExitCode() int
-	}](err); ok {
-		return ec.ExitCode()
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return ExitUsage
 	}
-	return client.ExitTransport
+	if ce, ok := errors.AsType[*client.Error](err); ok {
+		return kindExitCode(ce.Kind)
+	}
+	return ExitTransport
 }
 
 // runE adapts fn into a cobra RunE that prints one clear error line on
@@ -94,11 +120,9 @@ func finish(cmd *cobra.Command, err error) error {
 		// Caddy's Main exits 1 for any error that is not its own exit error.
 		return errors.New("failed")
 	}
-	// Only caddycmd can build the error type its Main reads the exit code
-	// from; with a nil error it logs nothing.
-	return caddycmd.WrapCommandFuncForCobra(func(caddycmd.Flags) (int, error) {
-		return code, nil
-	})(cmd, nil)
+	// Only the program (caddymodule: caddycmd) can build the error type
+	// its Main reads the exit code from.
+	return currentHost().Exit(cmd, code)
 }
 
 // stderr is where error lines go: the command's configured error writer

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
-	"github.com/caddy-a2a/caddy-a2a/client"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
@@ -67,7 +66,7 @@ func openPushQueueCLI(cmd *cobra.Command) (q push.Queue, closeFn func(), err err
 			defer cancel()
 			st, err := store.OpenRedis(ctx, store.RedisOptions{URLs: []string{u}, KeyPrefix: prefix, NoInstance: true})
 			if err != nil {
-				return nil, nil, exitWith(client.ExitTransport, err)
+				return nil, nil, exitWith(ExitTransport, err)
 			}
 			return push.NewLocalQueue(st, 0), func() { _ = st.Close() }, nil
 		}
@@ -78,7 +77,7 @@ func openPushQueueCLI(cmd *cobra.Command) (q push.Queue, closeFn func(), err err
 		}
 		st, err := store.OpenSQLite(path, store.SQLiteOptions{})
 		if err != nil {
-			return nil, nil, exitWith(client.ExitTransport, err)
+			return nil, nil, exitWith(ExitTransport, err)
 		}
 		return push.NewLocalQueue(st, 0), func() { _ = st.Close() }, nil
 	case pushQueueRedis:
@@ -109,7 +108,7 @@ func runPushDeadList(cmd *cobra.Command, _ []string) error {
 	defer cancel()
 	ds, err := q.ListDead(ctx, limit)
 	if err != nil {
-		return exitWith(client.ExitTransport, fmt.Errorf("listing dead push deliveries: %w", err))
+		return exitWith(ExitTransport, fmt.Errorf("listing dead push deliveries: %w", err))
 	}
 	out := cmd.OutOrStdout()
 	for _, d := range ds {
@@ -153,10 +152,10 @@ func runPushDeadRequeue(cmd *cobra.Command, args []string) error {
 	defer cancel()
 	n, err := q.Requeue(ctx, id)
 	if err != nil {
-		return exitWith(client.ExitTransport, fmt.Errorf("requeueing dead push deliveries: %w", err))
+		return exitWith(ExitTransport, fmt.Errorf("requeueing dead push deliveries: %w", err))
 	}
 	if id != "" && n == 0 {
-		return exitWith(client.ExitTask, fmt.Errorf("no dead delivery %q", id))
+		return exitWith(ExitTask, fmt.Errorf("no dead delivery %q", id))
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "requeued %d\n", n)
 	return nil

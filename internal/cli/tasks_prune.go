@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
-	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
 // `caddy a2a tasks prune` (OPS-5): one retention pass over a data directory
@@ -52,7 +50,7 @@ func pruneAge(cmd *cobra.Command, name string) (time.Duration, error) {
 	if v == "" {
 		return 0, nil
 	}
-	d, err := caddy.ParseDuration(v)
+	d, err := currentHost().ParseDuration(v)
 	if err != nil || d <= 0 {
 		return 0, usagef("--%s: invalid duration %q (e.g. 30d, 12h)", name, v)
 	}
@@ -81,21 +79,21 @@ func runTasksPrune(cmd *cobra.Command, _ []string) error {
 	}
 	lock, err := store.LockDir(dir)
 	if errors.Is(err, store.ErrDirLocked) {
-		return exitWith(client.ExitTransport, errors.New("the data directory is in use by a running gateway: prune there with the retention block of the a2a app, or stop it first"))
+		return exitWith(ExitTransport, errors.New("the data directory is in use by a running gateway: prune there with the retention block of the a2a app, or stop it first"))
 	}
 	if err != nil {
-		return exitWith(client.ExitTransport, err)
+		return exitWith(ExitTransport, err)
 	}
 	defer lock.Close()
 	st, err := store.OpenSQLite(filepath.Join(dir, "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
-		return exitWith(client.ExitTransport, err)
+		return exitWith(ExitTransport, err)
 	}
 	defer st.Close()
 	r.InputDir, r.ArtifactDir = filepath.Join(dir, "inputs"), filepath.Join(dir, "artifacts")
 	res, err := r.PruneOnce(context.Background(), st, time.Now(), dryRun)
 	if err != nil {
-		return exitWith(client.ExitTransport, fmt.Errorf("pruning: %w", err))
+		return exitWith(ExitTransport, fmt.Errorf("pruning: %w", err))
 	}
 	verb := "removed"
 	if dryRun {

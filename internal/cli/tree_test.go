@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestA2ASubcommandHook(t *testing.T) {
 	registerSubcommand(func(root *cobra.Command) {
 		childCommand(root, "card", "Work with Agent Cards").AddCommand(&cobra.Command{
 			Use: "hooktest", Short: "test",
-			RunE: runE(func(*cobra.Command, []string) error { ran = true; return client.Usagef("bad hook args") }),
+			RunE: runE(func(*cobra.Command, []string) error { ran = true; return usagef("bad hook args") }),
 		})
 	})
 	defer func() {
@@ -102,8 +103,23 @@ func TestA2AExitCodes(t *testing.T) {
 			t.Errorf("%v: stderr %q, want one line with %q", c.args, errb.String(), c.line)
 		}
 	}
-	if got := exitCodeOf(&client.Error{Kind: client.KindTask}); got != 1 {
-		t.Errorf("task error exit code %d", got)
+	// CLI-2: each kind of client error, the CLI's usage errors and an
+	// explicit exit code keep their exit codes.
+	for err, want := range map[error]int{
+		nil:                                         0,
+		&client.Error{Kind: client.KindTask}:        1,
+		&client.Error{Kind: client.KindUsage}:       2,
+		usagef("bad flag"):                          2,
+		fmt.Errorf("wrapped: %w", usagef("x")):      2,
+		&client.Error{Kind: client.KindTransport}:   3,
+		&client.Error{Kind: client.KindAuth}:        3,
+		&client.Error{Kind: client.KindProtocol}:    3,
+		&client.Error{Kind: client.KindInterrupted}: 130,
+		exitWith(1, usagef("card has errors")):      1,
+	} {
+		if got := exitCodeOf(err); got != want {
+			t.Errorf("exitCodeOf(%v) = %d, want %d", err, got, want)
+		}
 	}
 	if got := exitCodeOf(errors.New("x")); got != 3 {
 		t.Errorf("plain error exit code %d", got)
