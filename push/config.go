@@ -79,6 +79,9 @@ func (c Config) Validate() error {
 	if c.MaxAttempts < 0 {
 		return errors.New("push: max_attempts must not be negative")
 	}
+	if c.Workers < 0 {
+		return errors.New("push: workers must not be negative")
+	}
 	if c.MaxConfigsPerTask < 0 {
 		return errors.New("push: max_configs_per_task must not be negative")
 	}
