@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-
 )
 
 // unmarshalPush parses the push block of the a2a directive:

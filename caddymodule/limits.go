@@ -177,10 +177,7 @@ func (h *AgentHandler) unmarshalLimits(d *caddyfile.Dispenser) error {
 				c.Burst = b
 			}
 		case "max_turns":
-			n, err := intArg(d)
-			if err == nil && n < 1 {
-				err = d.Errf("max_turns must be at least 1")
-			}
+			n, err := countArg(d, "max_turns")
 			if err != nil {
 				return err
 			}

@@ -34,6 +34,8 @@ func TestValidateSameForJSONAndCaddyfile(t *testing.T) {
 		{"redis_rpc url", "redis_rpc {\ngroup g\n}", `"redis_rpc":{"group":"g"}`, "redis_rpc: url is required"},
 		{"redis_rpc max_in_flight", "redis_rpc {\nurl redis://x\nmax_in_flight -1\n}", `"redis_rpc":{"url":"redis://x","max_in_flight":-1}`, "redis_rpc: max_in_flight: must not be negative"},
 		{"redis_rpc reply_max_len", "redis_rpc {\nurl redis://x\nreply_max_len -1\n}", `"redis_rpc":{"url":"redis://x","reply_max_len":-1}`, "redis_rpc: reply_max_len: must not be negative"},
+		{"websocket max_in_flight", "websocket {\nmax_in_flight -1\n}", `"websocket":{"max_in_flight":-1}`, "websocket: max_in_flight: must not be negative"},
+		{"limits max_turns", "limits * {\nmax_turns -1\n}", `"limits":{"*":{"max_turns":-1}}`, "limits *: max_turns must not be negative"},
 		{"limits", "limits * {\nallow_methods Bogus\n}", `"limits":{"*":{"allow_methods":["Bogus"]}}`, "limits *: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,7 +63,7 @@ func TestValidateSameForJSONAndCaddyfile(t *testing.T) {
 // TestCaddyfileCountZero: a JSON config leaves a count unset with 0, which
 // the Caddyfile cannot say, so an explicit 0 there is refused.
 func TestCaddyfileCountZero(t *testing.T) {
-	for _, opt := range []string{"max_concurrent_turns 0", "history_limit 0", "event_log_size 0", "push {\nworkers 0\n}", "redis_rpc {\nurl redis://x\nmax_in_flight 0\n}"} {
+	for _, opt := range []string{"max_concurrent_turns 0", "history_limit 0", "event_log_size 0", "push {\nworkers 0\n}", "redis_rpc {\nurl redis://x\nmax_in_flight 0\n}", "websocket {\nmax_in_flight 0\n}", "limits * {\nmax_turns 0\n}"} {
 		if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\n"+opt+"\n}"); err == nil || !strings.Contains(err.Error(), "must be") {
 			t.Errorf("%q: %v, want a refusal", opt, err)
 		}
