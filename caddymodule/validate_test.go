@@ -69,3 +69,33 @@ func TestCaddyfileCountZero(t *testing.T) {
 		}
 	}
 }
+
+// TestAppValidateSameForJSONAndCaddyfile (issue 27, SCALE-2): the global
+// a2a option's bad values get the message a JSON app config gets.
+func TestAppValidateSameForJSONAndCaddyfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, caddyfile, json, want string
+	}{
+		{"durability", "durability sometimes", `"durability":"sometimes"`, `durability: must be full or normal, not "sometimes"`},
+		{"store url", "store redis {\nkey_prefix x\n}", `"store":"redis","redis":{"key_prefix":"x"}`, "store redis: url is required"},
+		{"instance_lease", "store redis redis://x {\ninstance_lease 500ms\n}", `"store":"redis","redis":{"urls":["redis://x"],"instance_lease":"500ms"}`, "store redis: instance_lease must be at least 1s"},
+		{"event_log_ttl", "store redis redis://x {\nevent_log_ttl 500ms\n}", `"store":"redis","redis":{"urls":["redis://x"],"event_log_ttl":"500ms"}`, "store redis: event_log_ttl must be at least 1s (or off)"},
+		{"max_shared_blob_bytes", "store redis redis://x {\nmax_shared_blob_bytes -1\n}", `"store":"redis","redis":{"urls":["redis://x"],"max_shared_blob_bytes":-1}`, "store redis: max_shared_blob_bytes must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, cerr := adaptApp(t, "\ta2a {\n"+tc.caddyfile+"\n}")
+			if cerr == nil || !strings.Contains(cerr.Error(), tc.want) {
+				t.Errorf("Caddyfile: %v, want %q", cerr, tc.want)
+			}
+			var a App
+			if err := json.Unmarshal([]byte("{"+tc.json+"}"), &a); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+			defer cancel()
+			if err := a.Provision(ctx); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("JSON: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
