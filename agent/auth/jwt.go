@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // JWT limits and defaults.
@@ -182,7 +182,10 @@ func readJWKSFile(path string) (*jws.KeySet, error) {
 		return nil, errors.New("jwt jwks_file: cannot open the file")
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, jws.MaxJWKSBytes+1))
+	b, err := limitio.ReadAll(f, jws.MaxJWKSBytes)
+	if limitio.IsTooLarge(err) {
+		return nil, fmt.Errorf("jwt jwks_file: jwks: %w", err) // ParseJWKS's words
+	}
 	if err != nil {
 		return nil, errors.New("jwt jwks_file: cannot read the file")
 	}
