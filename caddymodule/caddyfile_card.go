@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -77,10 +76,7 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 	}); err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
-		return d.Errf("invalid card: %v", err)
-	}
-	return nil
+	return validated(d, c.Validate) // the card's rules, as for JSON configs
 }
 
 func unmarshalExtension(d *caddyfile.Dispenser, c *card.Config) error {
@@ -110,9 +106,6 @@ func unmarshalExtension(d *caddyfile.Dispenser, c *card.Config) error {
 			return d.Errf("unknown extension option %q", d.Val())
 		}
 	}
-	if slices.ContainsFunc(c.Extensions, func(x card.Extension) bool { return x.URI == e.URI }) {
-		return d.Errf("card: duplicate extension %q", e.URI)
-	}
 	c.Extensions = append(c.Extensions, e)
 	return nil
 }
@@ -121,9 +114,6 @@ func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
 	id, err := oneArg(d)
 	if err != nil {
 		return err
-	}
-	if slices.ContainsFunc(c.Skills, func(s card.Skill) bool { return s.ID == id }) {
-		return d.Errf("card: duplicate skill %q", id)
 	}
 	s := card.Skill{ID: id}
 	options := newBlockOptions(fmt.Sprintf("skill %q", id), "example")

@@ -99,3 +99,34 @@ func TestAppValidateSameForJSONAndCaddyfile(t *testing.T) {
 		})
 	}
 }
+
+// TestCardValidateSameForJSONAndCaddyfile (issue 27, CARD-1): the card
+// block's bad values get the message a JSON a2a_card config gets.
+func TestCardValidateSameForJSONAndCaddyfile(t *testing.T) {
+	for _, tc := range []struct {
+		name, caddyfile, json, want string
+	}{
+		{"no name", "description x", `"description":"x"`, "card name: must not be empty"},
+		{"duplicate extension", "name x\nextension urn:x\nextension urn:x", `"name":"x","extensions":[{"uri":"urn:x"},{"uri":"urn:x"}]`, `duplicate extension "urn:x"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, cerr := parseBlock(t, "a2a {\ncard {\n"+tc.caddyfile+"\n}\n}")
+			if cerr == nil || !strings.Contains(cerr.Error(), tc.want) {
+				t.Errorf("Caddyfile: %v, want %q", cerr, tc.want)
+			}
+			var h CardHandler
+			if err := json.Unmarshal([]byte("{"+tc.json+"}"), &h); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+			defer cancel()
+			err := h.Provision(ctx)
+			if err == nil {
+				err = h.Validate()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("JSON: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
