@@ -80,6 +80,7 @@ func TestAppValidateSameForJSONAndCaddyfile(t *testing.T) {
 		{"store url", "store redis {\nkey_prefix x\n}", `"store":"redis","redis":{"key_prefix":"x"}`, "store redis: url is required"},
 		{"instance_lease", "store redis redis://x {\ninstance_lease 500ms\n}", `"store":"redis","redis":{"urls":["redis://x"],"instance_lease":"500ms"}`, "store redis: instance_lease must be at least 1s"},
 		{"event_log_ttl", "store redis redis://x {\nevent_log_ttl 500ms\n}", `"store":"redis","redis":{"urls":["redis://x"],"event_log_ttl":"500ms"}`, "store redis: event_log_ttl must be at least 1s (or off)"},
+		{"retention batch", "retention {\nbatch -1\n}", `"retention":{"batch":-1}`, "retention batch: must not be negative"},
 		{"max_shared_blob_bytes", "store redis redis://x {\nmax_shared_blob_bytes -1\n}", `"store":"redis","redis":{"urls":["redis://x"],"max_shared_blob_bytes":-1}`, "store redis: max_shared_blob_bytes must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,5 +129,28 @@ func TestCardValidateSameForJSONAndCaddyfile(t *testing.T) {
 				t.Fatalf("JSON: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAuthValidateSameForJSONAndCaddyfile (issue 27, AUTH-3): a JWT
+// clock_skew beyond its bound gets one message from the Caddyfile and
+// from a JSON a2a_auth config.
+func TestAuthValidateSameForJSONAndCaddyfile(t *testing.T) {
+	want := "jwt clock_skew: must be between 0 and 5m0s"
+	_, cerr := parseBlock(t, "a2a {\ncard {\nname x\n}\nauth {\njwt {\nsecret s\nclock_skew 1h\n}\n}\n}")
+	if cerr == nil || !strings.Contains(cerr.Error(), want) {
+		t.Errorf("Caddyfile: %v, want %q", cerr, want)
+	}
+	var h AuthHandler
+	if err := json.Unmarshal([]byte(`{"jwt":{"secret":"0123456789abcdef0123456789abcdef","clock_skew":"1h"}}`), &h); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Validate(); err == nil || err.Error() != want {
+		t.Fatalf("JSON Validate: %v, want %q", err, want)
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	if err := h.Provision(ctx); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("JSON Provision: %v, want %q", err, want)
 	}
 }
