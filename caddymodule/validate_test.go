@@ -30,6 +30,8 @@ func TestValidateSameForJSONAndCaddyfile(t *testing.T) {
 		{"push max_configs_per_task", "push {\nmax_configs_per_task -1\n}", `"push":{"max_configs_per_task":-1}`, "push: max_configs_per_task must not be negative"},
 		{"push retry_jitter", "push {\nretry_jitter 2\n}", `"push":{"retry_jitter":2}`, "push: retry_jitter must be between 0 and 1"},
 		{"push networks", "push {\nallow_private_networks 10.0.0.0/99\n}", `"push":{"allow_private_networks":["10.0.0.0/99"]}`, "push: allow_private_networks"},
+		{"push sign hs256", "push {\nsign hs256 {\nkid a\nkey_file f\n}\n}", `"push":{"sign":[{"alg":"hs256","kid":"a","key_file":"f"}]}`, `push sign "a": use es256 or eddsa`},
+		{"push sign duplicate kid", "push {\nsign es256 {\nkid a\nkey_file f\n}\nsign es256 {\nkid a\nkey_file g\n}\n}", `"push":{"sign":[{"alg":"es256","kid":"a","key_file":"f"},{"alg":"es256","kid":"a","key_file":"g"}]}`, `push sign "a": duplicate kid`},
 		{"push lease", "push {\nqueue redis-streams {\nredis_url redis://x\nlease_timeout_ms -5\n}\n}", `"push":{"queue":"redis-streams","redis":{"redis_url":"redis://x","lease_timeout_ms":-5}}`, "push: lease_timeout_ms must not be negative"},
 		{"redis_rpc url", "redis_rpc {\ngroup g\n}", `"redis_rpc":{"group":"g"}`, "redis_rpc: url is required"},
 		{"redis_rpc max_in_flight", "redis_rpc {\nurl redis://x\nmax_in_flight -1\n}", `"redis_rpc":{"url":"redis://x","max_in_flight":-1}`, "redis_rpc: max_in_flight: must not be negative"},
@@ -108,6 +110,8 @@ func TestCardValidateSameForJSONAndCaddyfile(t *testing.T) {
 		name, caddyfile, json, want string
 	}{
 		{"no name", "description x", `"description":"x"`, "card name: must not be empty"},
+		{"sign alg", "name x\nsign rs256 {\nkid k\n}", `"name":"x","sign":[{"alg":"rs256","kid":"k"}]`, `card sign "k": alg must be hs256, es256 or eddsa`},
+		{"sign no key_file", "name x\nsign es256 {\nkid k\n}", `"name":"x","sign":[{"alg":"es256","kid":"k"}]`, `card sign "k": key_file is required`},
 		{"duplicate extension", "name x\nextension urn:x\nextension urn:x", `"name":"x","extensions":[{"uri":"urn:x"},{"uri":"urn:x"}]`, `duplicate extension "urn:x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
