@@ -171,8 +171,11 @@ func (h *AgentHandler) unmarshalLimits(d *caddyfile.Dispenser) error {
 			c.Rate = r
 			if len(args) == 3 {
 				b, err := strconv.Atoi(args[2])
-				if err != nil || b < 1 {
+				if err != nil {
 					return d.Errf("rate: burst must be a positive integer, not %q", args[2])
+				}
+				if b == 0 { // unset in JSON; the sign is LimitRule.Validate's
+					return d.Err("rate: burst must be at least 1")
 				}
 				c.Burst = b
 			}

@@ -38,6 +38,7 @@ func TestValidateSameForJSONAndCaddyfile(t *testing.T) {
 		{"redis_rpc reply_max_len", "redis_rpc {\nurl redis://x\nreply_max_len -1\n}", `"redis_rpc":{"url":"redis://x","reply_max_len":-1}`, "redis_rpc: reply_max_len: must not be negative"},
 		{"websocket max_in_flight", "websocket {\nmax_in_flight -1\n}", `"websocket":{"max_in_flight":-1}`, "websocket: max_in_flight: must not be negative"},
 		{"limits max_turns", "limits * {\nmax_turns -1\n}", `"limits":{"*":{"max_turns":-1}}`, "limits *: max_turns must not be negative"},
+		{"limits burst", "limits * {\nrate 5/s burst -2\n}", `"limits":{"*":{"rate":5,"burst":-2}}`, "limits *: burst must not be negative"},
 		{"limits", "limits * {\nallow_methods Bogus\n}", `"limits":{"*":{"allow_methods":["Bogus"]}}`, "limits *: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
