@@ -15,6 +15,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // readFilePart checks a url part (INPUT-2, INPUT-3, INPUT-1a): only
@@ -126,8 +127,8 @@ func readOpenedFile(f *os.File, fi os.FileInfo, real string, p a2a.Part, i int, 
 		return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
 	}
 	if lim.textLike(mt) {
-		b, err := io.ReadAll(io.LimitReader(f, max+1))
-		if err != nil || int64(len(b)) > max {
+		b, err := limitio.ReadAll(f, max)
+		if err != nil {
 			return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
 		}
 		if !utf8.Valid(b) {
@@ -136,8 +137,8 @@ func readOpenedFile(f *os.File, fi os.FileInfo, real string, p a2a.Part, i int, 
 		return string(b), nil, nil
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, max+1))
-	if err != nil || n > max {
+	n, err := io.Copy(h, limitio.NewReader(f, max, nil))
+	if err != nil {
 		return "", nil, bad(fmt.Sprintf("the file exceeds %d bytes", max))
 	}
 	name := p.Filename

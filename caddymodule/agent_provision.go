@@ -75,9 +75,13 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 // queued at once and must stay below store.MaxQueuedEvents.
 const maxEventLogSize = 4096
 
+// errEventLogSize is the one message for an event_log_size out of range.
+var errEventLogSize = fmt.Errorf("event_log_size: must be between 1 and %d", maxEventLogSize)
+
 // Validate checks the option values that need no provisioning:
-// subscribe_idle_timeout (RPC-11), event_log_size (RPC-17), dedupe (RPC-18), artifact_urls, thinking_exposure and
-// owner_scope (AUTH-4).
+// subscribe_idle_timeout (RPC-11), event_log_size (RPC-17), dedupe (RPC-18), artifact_urls, thinking_exposure,
+// the counts, owner_scope (AUTH-4) and the push, redis_rpc and websocket blocks. The Caddyfile parser runs it
+// too, so both config forms get the same errors.
 func (h *AgentHandler) Validate() error {
 	if h.SubscribeIdleTimeout < 0 {
 		return fmt.Errorf("subscribe_idle_timeout: must be a positive duration")
@@ -86,7 +90,13 @@ func (h *AgentHandler) Validate() error {
 		return err
 	}
 	if h.EventLogSize < 0 || h.EventLogSize > maxEventLogSize {
-		return fmt.Errorf("event_log_size: must be between 1 and %d", maxEventLogSize)
+		return errEventLogSize
+	}
+	if err := notNegative("max_concurrent_turns", int64(h.MaxConcurrentTurns)); err != nil {
+		return err
+	}
+	if err := notNegative("history_limit", int64(h.HistoryLimit)); err != nil {
+		return err
 	}
 	switch h.Dedupe {
 	case "", "extension", "always":
@@ -104,8 +114,24 @@ func (h *AgentHandler) Validate() error {
 	if err := h.WebSocket.validate(); err != nil {
 		return err
 	}
+	if err := h.validateBlocks(); err != nil {
+		return err
+	}
 	_, err := h.ownerScope()
 	return err
+}
+
+// validateBlocks checks the push and redis_rpc blocks.
+func (h *AgentHandler) validateBlocks() error {
+	if h.Push != nil {
+		if err := h.Push.config().Validate(); err != nil {
+			return err
+		}
+	}
+	if h.RedisRPC != nil {
+		return h.RedisRPC.validate()
+	}
+	return nil
 }
 
 // thinkingExposure says whether tool traces and raw thinking are exposed

@@ -135,6 +135,23 @@ func (s *sharedState) Destruct() error {
 
 var sharedStates = caddy.NewUsagePool()
 
+// validate checks the option values (the global a2a option of the
+// Caddyfile runs it too, so both config forms get the same errors).
+func (a *App) validate() error {
+	if err := a.validateStore(); err != nil {
+		return err
+	}
+	switch a.Durability {
+	case "", "full", "normal":
+	default:
+		return fmt.Errorf("durability: must be full or normal, not %q", a.Durability)
+	}
+	if a.Retention != nil {
+		return a.Retention.validate()
+	}
+	return nil
+}
+
 // Provision resolves the data directory and builds (or reuses) its shared
 // runtime. Nothing is read or written in the directory here: that waits
 // for Start, which validation never calls.
@@ -151,16 +168,8 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if a.Durability == "" {
 		a.Durability = "full"
 	}
-	if err := a.validateStore(); err != nil {
+	if err := a.validate(); err != nil {
 		return err
-	}
-	if a.Durability != "full" && a.Durability != "normal" {
-		return fmt.Errorf("durability: must be full or normal, not %q", a.Durability)
-	}
-	if a.Retention != nil {
-		if err := a.Retention.validate(); err != nil {
-			return err
-		}
 	}
 	dir, err := filepath.Abs(caddy.NewReplacer().ReplaceAll(a.DataDir, ""))
 	if err != nil {

@@ -64,6 +64,15 @@ func (AuthHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// Validate checks the values that need no key loaded (the JWT
+// clock_skew); the Caddyfile parser runs the same check.
+func (h *AuthHandler) Validate() error {
+	if h.Config.JWT != nil {
+		return h.Config.JWT.ValidateClockSkew()
+	}
+	return nil
+}
+
 // Provision applies environment defaults, resolves placeholders and checks
 // the credentials.
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
@@ -160,5 +169,6 @@ func isWebSocketUpgrade(r *http.Request) bool {
 
 var (
 	_ caddy.Provisioner           = (*AuthHandler)(nil)
+	_ caddy.Validator             = (*AuthHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*AuthHandler)(nil)
 )

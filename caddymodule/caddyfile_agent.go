@@ -219,7 +219,7 @@ func (hs *a2aHandlers) unmarshalBlock(d *caddyfile.Dispenser, block string, agen
 	if !blocks.seen["card"] {
 		return d.Errf("%s: a card block with at least a name is required", block)
 	}
-	return nil
+	return validated(d, hs.agent.Validate) // the values: as for JSON configs
 }
 
 // finish derives the card's security schemes from the auth block and

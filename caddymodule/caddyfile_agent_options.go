@@ -78,8 +78,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		return true, h.unmarshalLimits(d)
 	case "event_log_size": // RPC-17
 		n, err := intArg(d)
-		if err == nil && (n < 1 || n > maxEventLogSize) {
-			err = d.Errf("event_log_size must be between 1 and %d", maxEventLogSize)
+		if err == nil && n == 0 { // 0 is unset in JSON; the range is Validate's
+			err = d.Err(errEventLogSize.Error())
 		}
 		h.EventLogSize = n
 		return true, err
@@ -98,24 +98,13 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		}
 		h.DedupeWindow = caddy.Duration(dur)
 	case "dedupe": // RPC-18: opt-in by the extension, or forced
-		if err := stringArg(d, &h.Dedupe); err != nil {
-			return true, err
-		}
-		if h.Dedupe != "extension" && h.Dedupe != "always" {
-			return true, d.Errf("dedupe must be extension or always, not %q", h.Dedupe)
-		}
+		return true, stringArg(d, &h.Dedupe) // values: Validate
 	case "max_concurrent_turns":
-		n, err := intArg(d)
-		if err == nil && n < 1 {
-			err = d.Errf("max_concurrent_turns must be at least 1")
-		}
+		n, err := countArg(d, opt)
 		h.MaxConcurrentTurns = n
 		return true, err
 	case "history_limit":
-		n, err := intArg(d)
-		if err == nil && n < 1 {
-			err = d.Errf("history_limit must be at least 1")
-		}
+		n, err := countArg(d, opt)
 		h.HistoryLimit = n
 		return true, err
 	case "max_body_size":
@@ -131,12 +120,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	case "thinking_exposure":
 		types := []string{}
 		for d.NextArg() {
-			switch d.Val() {
-			case "none":
-			case "tool_trace", "raw_thinking":
+			if d.Val() != "none" { // the types: Validate
 				types = append(types, d.Val())
-			default:
-				return true, d.Errf("thinking_exposure: unknown type %q (want none, tool_trace or raw_thinking)", d.Val())
 			}
 		}
 		h.ThinkingExposure = &types
@@ -163,12 +148,7 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, d.ArgErr()
 		}
 	case "artifact_urls":
-		if err := stringArg(d, &h.ArtifactURLs); err != nil {
-			return true, err
-		}
-		if h.ArtifactURLs != "http" && h.ArtifactURLs != "file" {
-			return true, d.Errf("artifact_urls must be http or file, not %q", h.ArtifactURLs)
-		}
+		return true, stringArg(d, &h.ArtifactURLs) // values: Validate
 	case "inline_artifact_bytes":
 		n, err := sizeArg(d)
 		h.InlineArtifactBytes = n

@@ -81,10 +81,7 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 		case "data_dir":
 			app.DataDir = val
 		case "durability":
-			if val != "full" && val != "normal" {
-				return nil, d.Errf("a2a: durability must be full or normal, not %q", val)
-			}
-			app.Durability = val
+			app.Durability = val // the values: App.validate
 		case "shutdown_timeout":
 			dur, err := caddy.ParseDuration(val)
 			if err != nil || dur < 0 {
@@ -94,6 +91,9 @@ func parseAppOption(d *caddyfile.Dispenser, existing any) (any, error) {
 		default:
 			return nil, d.Errf("a2a: unknown global option %q", opt)
 		}
+	}
+	if err := validated(d, app.validate); err != nil {
+		return nil, err
 	}
 	return httpcaddyfile.App{Name: "a2a", Value: caddyconfig.JSON(app, nil)}, nil
 }

@@ -142,8 +142,8 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 				return err
 			}
 			dur, perr := caddy.ParseDuration(v)
-			if perr != nil || dur < 0 || dur > auth.MaxClockSkew {
-				return d.Errf("auth jwt clock_skew: invalid duration %q (0 to %v)", v, auth.MaxClockSkew)
+			if perr != nil {
+				return d.Errf("auth jwt clock_skew: invalid duration %q", v)
 			}
 			j.ClockSkew = auth.Duration(time.Duration(dur))
 		default:
@@ -157,5 +157,5 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 		return d.Err("auth jwt: set secret, jwks_file or jwks_url")
 	}
 	c.JWT = j
-	return nil
+	return validated(d, j.ValidateClockSkew) // as AuthHandler.Validate
 }

@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -77,10 +76,7 @@ func (h *CardHandler) unmarshalCardBlock(d *caddyfile.Dispenser) error {
 	}); err != nil {
 		return err
 	}
-	if err := c.Validate(); err != nil {
-		return d.Errf("invalid card: %v", err)
-	}
-	return nil
+	return validated(d, c.Validate) // the card's rules, as for JSON configs
 }
 
 func unmarshalExtension(d *caddyfile.Dispenser, c *card.Config) error {
@@ -110,9 +106,6 @@ func unmarshalExtension(d *caddyfile.Dispenser, c *card.Config) error {
 			return d.Errf("unknown extension option %q", d.Val())
 		}
 	}
-	if slices.ContainsFunc(c.Extensions, func(x card.Extension) bool { return x.URI == e.URI }) {
-		return d.Errf("card: duplicate extension %q", e.URI)
-	}
 	c.Extensions = append(c.Extensions, e)
 	return nil
 }
@@ -121,9 +114,6 @@ func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
 	id, err := oneArg(d)
 	if err != nil {
 		return err
-	}
-	if slices.ContainsFunc(c.Skills, func(s card.Skill) bool { return s.ID == id }) {
-		return d.Errf("card: duplicate skill %q", id)
 	}
 	s := card.Skill{ID: id}
 	options := newBlockOptions(fmt.Sprintf("skill %q", id), "example")
@@ -161,25 +151,15 @@ func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
 	if err != nil {
 		return err
 	}
-	alg = strings.ToLower(alg)
-	if alg != "hs256" && alg != "es256" && alg != "eddsa" {
-		return d.Errf("card sign: algorithm %q is not supported (hs256, es256 or eddsa)", alg)
-	}
-	k := jws.SignKey{Alg: alg}
+	k := jws.SignKey{Alg: strings.ToLower(alg)} // the values: jws.CheckSignKeys
 	options := newBlockOptions("card sign")
 	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
 		case "kid":
 			k.KID, err = oneArg(d)
 		case "secret":
-			if alg != "hs256" {
-				return d.Errf("card sign %s: secret is only for hs256 (use key_file)", alg)
-			}
 			k.Secret, err = oneArg(d)
 		case "key_file":
-			if alg == "hs256" {
-				return d.Errf("card sign hs256: key_file is only for es256 and eddsa (use secret)")
-			}
 			k.KeyFile, err = oneArg(d)
 		case "jku":
 			k.JKU, err = oneArg(d)
@@ -190,20 +170,6 @@ func (h *CardHandler) unmarshalSign(d *caddyfile.Dispenser) error {
 	}); err != nil {
 		return err
 	}
-	if k.KID == "" {
-		return d.Err("card sign: kid is required")
-	}
-	if alg == "hs256" && k.Secret == "" {
-		return d.Err("card sign hs256: secret is required")
-	}
-	if alg != "hs256" && k.KeyFile == "" {
-		return d.Errf("card sign %s: key_file is required", alg)
-	}
-	for _, o := range h.Sign {
-		if o.KID == k.KID {
-			return d.Errf("card sign: duplicate kid %q", k.KID)
-		}
-	}
 	h.Sign = append(h.Sign, k)
-	return nil
+	return validated(d, func() error { return jws.CheckSignKeys("card sign", h.Sign) })
 }

@@ -4,8 +4,6 @@ import (
 	"strconv"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-
-	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
 // unmarshalPush parses the push block of the a2a directive:
@@ -67,11 +65,9 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 				return nil, d.Errf("push: unknown queue %q (want local-file or redis-streams)", p.Queue)
 			}
 		case "allow_private_networks":
-			args := d.RemainingArgs()
 			// An empty environment variable leaves no argument: allow nothing.
-			if _, err := push.ParseCIDRs(args...); err != nil {
-				return nil, d.Errf("push: allow_private_networks: %v", err)
-			}
+			// The CIDRs are checked by push's Validate.
+			args := d.RemainingArgs()
 			p.AllowPrivateNetworks = append(p.AllowPrivateNetworks, args...)
 		case "timeout":
 			if err := durationArg(d, &p.Timeout); err != nil {
@@ -90,12 +86,9 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 				return nil, err
 			}
 		case "max_attempts", "workers", "max_configs_per_task":
-			n, err := intArg(d)
+			n, err := countArg(d, "push: "+opt)
 			if err != nil {
 				return nil, err
-			}
-			if n < 1 {
-				return nil, d.Errf("push: %s must be at least 1", opt)
 			}
 			switch opt {
 			case "workers":
@@ -124,10 +117,7 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 		}
 	}
 	// The rules of the values themselves are push's, as for JSON configs.
-	if err := p.config().Validate(); err != nil {
-		return nil, d.Err(err.Error())
-	}
-	return p, nil
+	return p, validated(d, p.config().Validate)
 }
 
 func unmarshalPushRedis(d *caddyfile.Dispenser) (*PushRedisConfig, error) {
@@ -153,12 +143,9 @@ func unmarshalPushRedis(d *caddyfile.Dispenser) (*PushRedisConfig, error) {
 		case "consumer_name":
 			dst = &r.ConsumerName
 		case "lease_timeout_ms":
-			n, err := intArg(d)
+			n, err := countArg(d, "push: lease_timeout_ms")
 			if err != nil {
 				return nil, err
-			}
-			if n < 1 {
-				return nil, d.Errf("push: lease_timeout_ms must be at least 1")
 			}
 			r.LeaseTimeoutMS = int64(n)
 			continue

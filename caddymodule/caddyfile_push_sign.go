@@ -22,11 +22,7 @@ func (p *PushConfig) unmarshalPushSign(d *caddyfile.Dispenser) error {
 	if err != nil {
 		return err
 	}
-	alg = strings.ToLower(alg)
-	if alg != "es256" && alg != "eddsa" {
-		return d.Errf("push sign: algorithm %q is not supported (es256 or eddsa: receivers verify with the public key)", alg)
-	}
-	k := jws.SignKey{Alg: alg}
+	k := jws.SignKey{Alg: strings.ToLower(alg)} // the values: push's Validate
 	options := newBlockOptions("push sign")
 	if err := options.each(d, func(opt string) (err error) {
 		switch opt {
@@ -50,17 +46,6 @@ func (p *PushConfig) unmarshalPushSign(d *caddyfile.Dispenser) error {
 		return err
 	}); err != nil {
 		return err
-	}
-	if k.KID == "" {
-		return d.Err("push sign: kid is required")
-	}
-	if k.KeyFile == "" {
-		return d.Errf("push sign %s: key_file is required", alg)
-	}
-	for _, o := range p.Sign {
-		if o.KID == k.KID {
-			return d.Errf("push sign: duplicate kid %q", k.KID)
-		}
 	}
 	p.Sign = append(p.Sign, k)
 	return nil

@@ -50,16 +50,10 @@ func unmarshalRedisRPC(d *caddyfile.Dispenser) (*RedisRPCConfig, error) {
 		case "reply_ttl":
 			err = durationArg(d, &c.ReplyTTL)
 		case "max_in_flight":
-			c.MaxInFlight, err = intArg(d)
-			if err == nil && c.MaxInFlight < 1 {
-				err = d.Errf("redis_rpc: max_in_flight must be at least 1")
-			}
+			c.MaxInFlight, err = countArg(d, "redis_rpc: max_in_flight")
 		case "reply_max_len":
 			var n int
-			n, err = intArg(d)
-			if err == nil && n < 1 {
-				err = d.Errf("redis_rpc: reply_max_len must be at least 1")
-			}
+			n, err = countArg(d, "redis_rpc: reply_max_len")
 			c.ReplyMaxLen = int64(n)
 		case "max_payload_size":
 			c.MaxPayloadSize, err = sizeArg(d)
@@ -70,8 +64,5 @@ func unmarshalRedisRPC(d *caddyfile.Dispenser) (*RedisRPCConfig, error) {
 			return nil, err
 		}
 	}
-	if c.URL == "" {
-		return nil, d.Err("redis_rpc: url is required")
-	}
-	return c, nil
+	return c, validated(d, c.validate)
 }

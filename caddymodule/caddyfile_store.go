@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -55,8 +54,11 @@ func parseStore(d *caddyfile.Dispenser, app *App) error {
 				return d.Errf("a2a: store redis: instance_lease takes exactly one duration")
 			}
 			dur, err := caddy.ParseDuration(args[0])
-			if err != nil || dur < time.Second {
-				return d.Errf("a2a: store redis: instance_lease must be a duration of at least 1s, not %q", args[0])
+			if err != nil {
+				return d.Errf("a2a: store redis: instance_lease: invalid duration %q", args[0])
+			}
+			if dur == 0 { // unset in JSON; the range is validateStore's
+				return d.Err(errInstanceLease.Error())
 			}
 			r.InstanceLease = caddy.Duration(dur)
 			continue
@@ -69,8 +71,11 @@ func parseStore(d *caddyfile.Dispenser, app *App) error {
 				continue
 			}
 			dur, err := caddy.ParseDuration(args[0])
-			if err != nil || dur < time.Second {
-				return d.Errf("a2a: store redis: event_log_ttl must be a duration of at least 1s or off, not %q", args[0])
+			if err != nil {
+				return d.Errf("a2a: store redis: event_log_ttl: invalid duration %q (or off)", args[0])
+			}
+			if dur <= 0 { // 0 is unset and a negative one is off in JSON
+				return d.Err(errEventLogTTL.Error())
 			}
 			r.EventLogTTL = caddy.Duration(dur)
 			continue
@@ -86,14 +91,14 @@ func parseStore(d *caddyfile.Dispenser, app *App) error {
 			continue
 		}
 		n, err := strconv.ParseInt(args[0], 10, 64)
-		if err != nil || n <= 0 {
-			return d.Errf("a2a: store redis: max_shared_blob_bytes must be a positive number of bytes, not %q", args[0])
+		if err != nil {
+			return d.Errf("a2a: store redis: max_shared_blob_bytes: invalid number %q", args[0])
+		}
+		if n == 0 { // unset in JSON; the sign is validateStore's
+			return d.Errf("a2a: store redis: max_shared_blob_bytes must be a positive number of bytes")
 		}
 		r.MaxSharedBlobBytes = n
 	}
-	if len(r.URLs) == 0 {
-		return d.Errf("a2a: store redis: url is required")
-	}
 	app.Redis = r
-	return nil
+	return validated(d, app.validateStore)
 }

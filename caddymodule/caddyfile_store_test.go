@@ -77,11 +77,11 @@ func TestAdaptStoreRedis(t *testing.T) {
 		"store memcached":                                                    "unknown store",
 		"store redis redis://x {\n\t\tbogus 1\n\t\t}":                        `unknown option "bogus"`,
 		"store redis redis://x {\n\t\tkey_prefix\n\t\t}":                     "key_prefix takes exactly one value",
-		"store redis redis://x {\n\t\tmax_shared_blob_bytes -1\n\t\t}":       "max_shared_blob_bytes must be a positive",
+		"store redis redis://x {\n\t\tmax_shared_blob_bytes -1\n\t\t}":       "max_shared_blob_bytes must not be negative",
 		"store redis redis://x {\n\t\tkey_prefix a\n\t\tkey_prefix b\n\t\t}": "duplicate key_prefix",
-		"store redis redis://x {\n\t\tinstance_lease 500ms\n\t\t}":           "instance_lease must be a duration of at least 1s",
+		"store redis redis://x {\n\t\tinstance_lease 500ms\n\t\t}":           "instance_lease must be at least 1s",
 		"store sqlite extra":                                                 "takes no more values",
-		"store redis redis://x {\n\t\tevent_log_ttl soon\n\t\t}":             "event_log_ttl must be a duration of at least 1s or off",
+		"store redis redis://x {\n\t\tevent_log_ttl soon\n\t\t}":             `event_log_ttl: invalid duration "soon"`,
 	} {
 		_, err := adaptApp(t, "\ta2a {\n\t\t"+src+"\n\t}")
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -124,7 +124,7 @@ func TestUnmarshalErrors(t *testing.T) {
 					tags a
 				}
 			}
-		}`, `duplicate skill "s"`},
+		}`, `card skill "s" id: duplicate skill id`},
 		{"bad url", `a2a {
 			card {
 				name x

@@ -54,10 +54,10 @@ func TestTrustCaddyfileSignAndJWT(t *testing.T) {
 
 func TestTrustCaddyfileErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ src, want string }{
-		"bad alg":        {"sign rs256 {\nkid k\n}", "not supported"},
+		"bad alg":        {"sign rs256 {\nkid k\n}", "alg must be hs256, es256 or eddsa"},
 		"no kid":         {"sign hs256 {\nsecret x\n}", "kid is required"},
-		"hs256 key_file": {"sign hs256 {\nkid k\nkey_file f\n}", "only for es256"},
-		"es256 secret":   {"sign es256 {\nkid k\nsecret s\n}", "only for hs256"},
+		"hs256 key_file": {"sign hs256 {\nkid k\nkey_file f\n}", "hs256 takes a secret, not a key_file"},
+		"es256 secret":   {"sign es256 {\nkid k\nsecret s\n}", "es256 takes a key_file, not a secret"},
 		"es256 no file":  {"sign es256 {\nkid k\n}", "key_file is required"},
 		"dup kid":        {"sign hs256 {\nkid k\nsecret s\n}\nsign hs256 {\nkid k\nsecret t\n}", "duplicate kid"},
 		"unknown opt":    {"sign hs256 {\nkid k\nsecret s\nfoo bar\n}", "unknown option"},

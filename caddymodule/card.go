@@ -176,6 +176,9 @@ func (h *CardHandler) Validate() error {
 	if err := h.Config.Validate(); err != nil {
 		return err
 	}
+	if err := jws.CheckSignKeys("card sign", h.Sign); err != nil {
+		return err
+	}
 	opts := h.options()
 	return opts.Validate()
 }

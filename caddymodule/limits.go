@@ -171,16 +171,16 @@ func (h *AgentHandler) unmarshalLimits(d *caddyfile.Dispenser) error {
 			c.Rate = r
 			if len(args) == 3 {
 				b, err := strconv.Atoi(args[2])
-				if err != nil || b < 1 {
+				if err != nil {
 					return d.Errf("rate: burst must be a positive integer, not %q", args[2])
+				}
+				if b == 0 { // unset in JSON; the sign is LimitRule.Validate's
+					return d.Err("rate: burst must be at least 1")
 				}
 				c.Burst = b
 			}
 		case "max_turns":
-			n, err := intArg(d)
-			if err == nil && n < 1 {
-				err = d.Errf("max_turns must be at least 1")
-			}
+			n, err := countArg(d, "max_turns")
 			if err != nil {
 				return err
 			}
@@ -189,10 +189,7 @@ func (h *AgentHandler) unmarshalLimits(d *caddyfile.Dispenser) error {
 			return d.Errf("limits: unknown option %q (want allow_methods, rate or max_turns)", d.Val())
 		}
 	}
-	if err := c.rule().Validate(); err != nil {
-		return d.Errf("limits %s: %v", principal, err)
-	}
-	h.Limits[principal] = c
+	h.Limits[principal] = c // the values: validateLimits
 	return nil
 }
 

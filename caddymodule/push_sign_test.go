@@ -37,7 +37,7 @@ func TestUnmarshalPushSign(t *testing.T) {
 		t.Errorf("card push_sign = %+v, want both keys published", hs.card.PushSign)
 	}
 	for _, c := range []struct{ body, want string }{
-		{"sign hs256 {\nkid a\nkey_file f\n}", "not supported"},
+		{"sign hs256 {\nkid a\nkey_file f\n}", "use es256 or eddsa"},
 		{"sign es256 {\nkey_file f\n}", "kid is required"},
 		{"sign es256 {\nkid a\n}", "key_file is required"},
 		{"sign es256 {\nkid a\nkey_file f\n}\nsign es256 {\nkid a\nkey_file g\n}", "duplicate kid"},

@@ -59,14 +59,26 @@ type RedisRPCConfig struct {
 	ReplyTTL caddy.Duration `json:"reply_ttl,omitempty"`
 }
 
+// validate checks the values (zero means the default): a URL, and no
+// negative duration, size or count.
+func (c *RedisRPCConfig) validate() error {
+	if c.URL == "" {
+		return errors.New("redis_rpc: url is required")
+	}
+	if c.ClaimAfter < 0 || c.Block < 0 || c.ReplyTTL < 0 || c.MaxPayloadSize < 0 {
+		return errors.New("redis_rpc: durations and sizes must not be negative")
+	}
+	if err := notNegative("redis_rpc: max_in_flight", int64(c.MaxInFlight)); err != nil {
+		return err
+	}
+	return notNegative("redis_rpc: reply_max_len", c.ReplyMaxLen)
+}
+
 // options converts the config (maxBody: the handler's body limit, the
 // payload default).
 func (c *RedisRPCConfig) options(maxBody int64) (redisrpc.Options, error) {
-	if c.URL == "" {
-		return redisrpc.Options{}, errors.New("redis_rpc: url is required")
-	}
-	if c.ClaimAfter < 0 || c.Block < 0 || c.ReplyTTL < 0 || c.MaxInFlight < 0 || c.ReplyMaxLen < 0 || c.MaxPayloadSize < 0 {
-		return redisrpc.Options{}, errors.New("redis_rpc: durations, sizes and counts must not be negative")
+	if err := c.validate(); err != nil {
+		return redisrpc.Options{}, err
 	}
 	payload := c.MaxPayloadSize
 	if payload == 0 {

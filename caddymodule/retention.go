@@ -92,10 +92,7 @@ func unmarshalRetention(d *caddyfile.Dispenser) (*RetentionConfig, error) {
 		case "interval":
 			err = durationArg(d, &c.Interval)
 		case "batch":
-			c.Batch, err = intArg(d)
-			if err == nil && c.Batch < 1 {
-				err = d.Err("retention batch: must be at least 1")
-			}
+			c.Batch, err = countArg(d, "retention batch")
 		default:
 			err = d.Errf("retention: unknown option %q (want tasks, contexts, dead_letters, interval or batch)", d.Val())
 		}
@@ -103,10 +100,7 @@ func unmarshalRetention(d *caddyfile.Dispenser) (*RetentionConfig, error) {
 			return nil, err
 		}
 	}
-	if err := c.validate(); err != nil {
-		return nil, d.Err(err.Error())
-	}
-	return c, nil
+	return c, validated(d, c.validate)
 }
 
 // pruner runs the retention passes of one data directory: one goroutine for

@@ -50,10 +50,17 @@ func (a *App) sharedKey(dir string) string {
 	return strings.Join(append([]string{"redis", dir, a.Redis.KeyPrefix}, a.Redis.URLs...), "|")
 }
 
+// The messages of the store redis durations, shared with the Caddyfile
+// parser (which refuses an explicit 0: a JSON config's "unset").
+var (
+	errInstanceLease = errors.New("store redis: instance_lease must be at least 1s")
+	errEventLogTTL   = errors.New("store redis: event_log_ttl must be at least 1s (or off)")
+)
+
 // validateStore checks the store selection.
 func (a *App) validateStore() error {
 	switch a.Store {
-	case "sqlite":
+	case "", "sqlite":
 		return nil
 	case "redis":
 		if a.Redis == nil || len(a.Redis.URLs) == 0 {
@@ -63,7 +70,10 @@ func (a *App) validateStore() error {
 			return errors.New("store redis: max_shared_blob_bytes must not be negative")
 		}
 		if a.Redis.InstanceLease != 0 && time.Duration(a.Redis.InstanceLease) < time.Second {
-			return errors.New("store redis: instance_lease must be at least 1s")
+			return errInstanceLease
+		}
+		if a.Redis.EventLogTTL > 0 && time.Duration(a.Redis.EventLogTTL) < time.Second {
+			return errEventLogTTL
 		}
 		return nil
 	}

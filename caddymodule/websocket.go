@@ -54,10 +54,10 @@ func (c *WebSocketConfig) validate() error {
 	if p := c.path(); !strings.HasPrefix(p, "/") || p == "/" || strings.HasPrefix(p, "/artifacts/") {
 		return fmt.Errorf("websocket: path must start with / and not be / or under /artifacts/, not %q", p)
 	}
-	if c.MaxInFlight < 0 || c.MaxMessageBytes < 0 {
-		return fmt.Errorf("websocket: max_in_flight and max_message_bytes must be positive")
+	if err := notNegative("websocket: max_in_flight", int64(c.MaxInFlight)); err != nil {
+		return err
 	}
-	return nil
+	return notNegative("websocket: max_message_bytes", c.MaxMessageBytes)
 }
 
 // unmarshalWebSocket parses the websocket option of the a2a block:
@@ -78,10 +78,7 @@ func unmarshalWebSocket(d *caddyfile.Dispenser) (*WebSocketConfig, error) {
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch d.Val() {
 		case "max_in_flight":
-			n, err := intArg(d)
-			if err == nil && n < 1 {
-				err = d.Errf("websocket max_in_flight must be at least 1")
-			}
+			n, err := countArg(d, "websocket: max_in_flight")
 			if err != nil {
 				return nil, err
 			}
@@ -101,10 +98,7 @@ func unmarshalWebSocket(d *caddyfile.Dispenser) (*WebSocketConfig, error) {
 			return nil, d.Errf("unknown websocket option %q", d.Val())
 		}
 	}
-	if err := c.validate(); err != nil {
-		return nil, d.Err(err.Error())
-	}
-	return c, nil
+	return c, validated(d, c.validate)
 }
 
 // wireWebSocket builds the WebSocket binding of svc when it is on.

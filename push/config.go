@@ -3,6 +3,7 @@ package push
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
@@ -79,8 +80,14 @@ func (c Config) Validate() error {
 	if c.MaxAttempts < 0 {
 		return errors.New("push: max_attempts must not be negative")
 	}
+	if c.Workers < 0 {
+		return errors.New("push: workers must not be negative")
+	}
 	if c.MaxConfigsPerTask < 0 {
 		return errors.New("push: max_configs_per_task must not be negative")
+	}
+	if err := checkSignKeys(c.Sign); err != nil {
+		return err
 	}
 	if c.RetryJitter < 0 || c.RetryJitter > 1 {
 		return errors.New("push: retry_jitter must be between 0 and 1")
@@ -128,4 +135,15 @@ func (c Config) Settings() (Settings, error) {
 		}
 	}
 	return st, nil
+}
+
+// checkSignKeys checks the push signing keys before any is loaded (PUSH-8):
+// es256 or eddsa only, as receivers verify with the published public key.
+func checkSignKeys(keys []jws.SignKey) error {
+	for _, k := range keys {
+		if strings.EqualFold(k.Alg, "hs256") {
+			return fmt.Errorf("push sign %q: use es256 or eddsa (receivers verify with the published public key)", k.KID)
+		}
+	}
+	return jws.CheckSignKeys("push sign", keys)
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/internal/keyfile"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // KeyRingEnv is the environment variable that, when set, holds a whole key
@@ -98,12 +98,12 @@ func LoadOrCreateKeyRing(path string) (*KeyRing, error) {
 	if err := keyfile.Check(f, filepath.Base(path)); err != nil {
 		return nil, fmt.Errorf("the push key ring: %w", err)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyRingBytes+1))
+	b, err := limitio.ReadAll(f, maxKeyRingBytes)
+	if limitio.IsTooLarge(err) {
+		return nil, errors.New("the push key ring file is too large")
+	}
 	if err != nil {
 		return nil, errors.New("reading the push key ring failed")
-	}
-	if len(b) > maxKeyRingBytes {
-		return nil, errors.New("the push key ring file is too large")
 	}
 	kr, err := ParseKeyRing(b)
 	if err != nil {

@@ -208,7 +208,7 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Result {
 		}
 		return Result{Outcome: Retry, Reason: transportReason(err)}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // drain a little for reuse; the rest is cut
 	_ = resp.Body.Close()
 	r := Result{Status: resp.StatusCode}
 	switch c := resp.StatusCode; {

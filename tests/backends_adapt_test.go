@@ -77,7 +77,7 @@ attachment_media_types image/* application/pdf`)
 		{"backend http ftp://x/", "absolute http(s) URL"},
 		{"backend openai http://h/v1", "model is required"},
 		{"backend openai http://h/v1 {\nmodel m\ntemperature 9\n}", "temperature must be"},
-		{"artifact_urls s3", "artifact_urls must be http or file"},
+		{"artifact_urls s3", "artifact_urls: must be http or file"},
 		{"max_text_part_size lots", "invalid size"},
 	} {
 		out, err := adapt(tc.site)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // JWT limits and defaults.
@@ -94,6 +94,15 @@ type jwtValidator struct {
 
 // newJWTValidator builds a validator from c; resolve resolves
 // placeholders. Warnings never contain secrets.
+// ValidateClockSkew checks clock_skew (0: the default) without loading
+// any key, so a config can be checked before it is provisioned.
+func (c *JWT) ValidateClockSkew() error {
+	if c.ClockSkew < 0 || time.Duration(c.ClockSkew) > MaxClockSkew {
+		return fmt.Errorf("jwt clock_skew: must be between 0 and %v", MaxClockSkew)
+	}
+	return nil
+}
+
 func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jwtValidator, []string, error) {
 	var warns []string
 	v := &jwtValidator{secretKID: c.SecretKID}
@@ -148,12 +157,12 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 		}
 	}
 	v.algs = algs
+	if err := c.ValidateClockSkew(); err != nil {
+		return nil, nil, err
+	}
 	skew := time.Duration(c.ClockSkew)
 	if skew == 0 {
 		skew = DefaultClockSkew
-	}
-	if skew < 0 || skew > MaxClockSkew {
-		return nil, nil, fmt.Errorf("jwt clock_skew: must be between 0 and %v", MaxClockSkew)
 	}
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(algs),
@@ -182,7 +191,10 @@ func readJWKSFile(path string) (*jws.KeySet, error) {
 		return nil, errors.New("jwt jwks_file: cannot open the file")
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, jws.MaxJWKSBytes+1))
+	b, err := limitio.ReadAll(f, jws.MaxJWKSBytes)
+	if limitio.IsTooLarge(err) {
+		return nil, fmt.Errorf("jwt jwks_file: jwks: %w", err) // ParseJWKS's words
+	}
 	if err != nil {
 		return nil, errors.New("jwt jwks_file: cannot read the file")
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // Default conversation budget of the openai backend.
@@ -180,9 +181,9 @@ func (o *OpenAI) userContent(req *backend.TurnRequest) (any, string) {
 				rest = append(rest, a)
 				continue
 			}
-			b, err = io.ReadAll(io.LimitReader(f, max+1))
+			b, err = limitio.ReadAll(f, max)
 			f.Close()
-			if err != nil || int64(len(b)) > max {
+			if err != nil { // unreadable or too large: left as a file part
 				rest = append(rest, a)
 				continue
 			}

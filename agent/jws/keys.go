@@ -9,11 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // MaxJWKSBytes bounds a JWKS document (file or HTTP body).
@@ -272,12 +273,12 @@ func FetchJWKS(ctx context.Context, u string, opts FetchOptions) (*KeySet, error
 	if max <= 0 {
 		max = MaxJWKSBytes
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	body, err := limitio.ReadAll(resp.Body, max)
+	if limitio.IsTooLarge(err) {
+		return nil, fmt.Errorf("jwks from %s: %w", redactURL(pu), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading jwks from %s: %w", redactURL(pu), err)
-	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("jwks from %s: larger than %d bytes", redactURL(pu), max)
 	}
 	return ParseJWKS(body)
 }

@@ -43,16 +43,11 @@ func LoadSignersFor(what string, keys []SignKey, resolve func(string) string) ([
 	if resolve == nil {
 		resolve = func(s string) string { return s }
 	}
-	kids := map[string]bool{}
+	if err := CheckSignKeys(what, keys); err != nil {
+		return nil, err
+	}
 	var signers []*Signer
-	for i, k := range keys {
-		if k.KID == "" {
-			return nil, fmt.Errorf("%s[%d]: kid is required", what, i)
-		}
-		if kids[k.KID] {
-			return nil, fmt.Errorf("%s %q: duplicate kid", what, k.KID)
-		}
-		kids[k.KID] = true
+	for _, k := range keys {
 		s, err := loadSigner(what, k, resolve)
 		if err != nil {
 			return nil, err
@@ -62,7 +57,44 @@ func LoadSignersFor(what string, keys []SignKey, resolve func(string) string) ([
 	return signers, nil
 }
 
-// loadSigner builds the signer of one key whose kid is checked.
+// CheckSignKeys checks keys without resolving a placeholder or reading a
+// file, so a config can be checked before it is provisioned: kids are
+// required and unique, the algorithm is hs256 (with a secret) or es256 or
+// eddsa (with a key_file). Errors are prefixed by what (e.g. "card sign").
+func CheckSignKeys(what string, keys []SignKey) error {
+	kids := map[string]bool{}
+	for i, k := range keys {
+		if k.KID == "" {
+			return fmt.Errorf("%s[%d]: kid is required", what, i)
+		}
+		if kids[k.KID] {
+			return fmt.Errorf("%s %q: duplicate kid", what, k.KID)
+		}
+		kids[k.KID] = true
+		where := fmt.Sprintf("%s %q", what, k.KID)
+		switch strings.ToLower(k.Alg) {
+		case "hs256":
+			if k.KeyFile != "" {
+				return fmt.Errorf("%s: hs256 takes a secret, not a key_file", where)
+			}
+			if k.Secret == "" {
+				return fmt.Errorf("%s: secret is required", where)
+			}
+		case "es256", "eddsa":
+			if k.Secret != "" {
+				return fmt.Errorf("%s: %s takes a key_file, not a secret", where, k.Alg)
+			}
+			if k.KeyFile == "" {
+				return fmt.Errorf("%s: key_file is required", where)
+			}
+		default:
+			return fmt.Errorf("%s: alg must be hs256, es256 or eddsa", where)
+		}
+	}
+	return nil
+}
+
+// loadSigner builds the signer of one key checked by CheckSignKeys.
 func loadSigner(what string, k SignKey, resolve func(string) string) (*Signer, error) {
 	where := fmt.Sprintf("%s %q", what, k.KID)
 	var s *Signer

@@ -9,10 +9,11 @@ package keyfile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
 )
 
 // Read opens the key file at path, checks it with Check and reads at most
@@ -32,12 +33,12 @@ func Read(path string, max int64) ([]byte, error) {
 	if err := Check(f, name); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	b, err := limitio.ReadAll(f, max)
+	if limitio.IsTooLarge(err) {
+		return nil, fmt.Errorf("key file %q: %w", name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("key file %q: cannot read the file", name)
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("key file %q: larger than %d bytes", name, max)
 	}
 	return b, nil
 }
