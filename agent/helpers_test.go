@@ -665,26 +665,16 @@ func newStore(t *testing.T) *store.SQLite {
 // function fn (as "(*convContext).acquire"), and reports whether one did:
 // the event "a call now waits there", seen without a guessed sleep. It
 // does not call t, so goroutines may use it.
-func blockedIn(fn string) bool {
-	want := []byte("caddy-a2a/agent." + fn + "(")
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		n := runtime.Stack(buf, true)
-		if n == len(buf) {
-			buf = make([]byte, 2*len(buf))
-			continue
-		}
-		if bytes.Contains(buf[:n], want) {
-			return true
-		}
-	}
-	return false
-}
+func blockedIn(fn string) bool { return stacksUntil(fn, true) }
 
 // noneIn waits up to 10s until no goroutine's stack holds the agent
 // function fn, and reports whether that happened: with "(*Service).execute"
 // the event "every turn goroutine has ended", its last write included.
-func noneIn(fn string) bool {
+func noneIn(fn string) bool { return stacksUntil(fn, false) }
+
+// stacksUntil polls every goroutine's stack for up to 10s until whether
+// one holds the agent function fn equals present.
+func stacksUntil(fn string, present bool) bool {
 	want := []byte("caddy-a2a/agent." + fn + "(")
 	buf := make([]byte, 1<<20)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -693,7 +683,7 @@ func noneIn(fn string) bool {
 			buf = make([]byte, 2*len(buf))
 			continue
 		}
-		if !bytes.Contains(buf[:n], want) {
+		if bytes.Contains(buf[:n], want) == present {
 			return true
 		}
 	}

@@ -119,9 +119,18 @@ func TestExecGrandchildrenDieWithParent(t *testing.T) {
 // OPS-7: terminate (a cancel, a turn timeout, shutdown) kills the agent's
 // children too, not only the agent.
 func TestExecTerminateKillsGrandchildren(t *testing.T) {
+	terminateTree(t, "%s wait", 0)
+}
+
+// terminateTree starts an agent whose script is pre (with %s) after two
+// grandchildren — one in its group, one that left it with setsid — have
+// written their pids, terminates it with grace, and checks all three die.
+func terminateTree(t *testing.T, pre string, grace time.Duration) {
+	t.Helper()
 	dir := t.TempDir()
 	inGroup, escaped := filepath.Join(dir, "g1"), filepath.Join(dir, "g2")
-	e := &Exec{Argv: []string{"sh", "-c", fmt.Sprintf("sleep 300 & echo $! > %s; setsid sleep 300 & echo $! > %s; wait", inGroup, escaped)}}
+	children := fmt.Sprintf("sleep 300 & echo $! > %s; setsid sleep 300 & echo $! > %s;", inGroup, escaped)
+	e := &Exec{Argv: []string{"sh", "-c", fmt.Sprintf(pre, children)}, GracePeriod: grace}
 	p, err := e.start(dir, "")
 	if err != nil {
 		t.Fatal(err)
@@ -154,19 +163,7 @@ func TestExecSupervisorKeepsExitStatus(t *testing.T) {
 // OPS-7: a program that ignores SIGTERM is killed after the grace period
 // with everything it started, including a child that left the group.
 func TestExecKillEscalationKillsTree(t *testing.T) {
-	dir := t.TempDir()
-	inGroup, escaped := filepath.Join(dir, "g1"), filepath.Join(dir, "g2")
-	script := fmt.Sprintf("trap '' TERM; sleep 300 & echo $! > %s; setsid sleep 300 & echo $! > %s; while :; do sleep 1; done", inGroup, escaped)
-	e := &Exec{Argv: []string{"sh", "-c", script}, GracePeriod: 200 * time.Millisecond}
-	p, err := e.start(dir, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g1, g2 := readPid(t, inGroup), readPid(t, escaped)
-	e.terminate(p)
-	waitGone(t, p.pgid, 5*time.Second, "agent")
-	waitGone(t, g1, 5*time.Second, "grandchild in the group")
-	waitGone(t, g2, 5*time.Second, "grandchild that left the group")
+	terminateTree(t, "trap '' TERM; %s while :; do sleep 1; done", 200*time.Millisecond)
 }
 
 // OPS-7: orphans re-parented to the supervisor (it is a subreaper) are
