@@ -233,7 +233,8 @@ var errArtifactNotFound = errors.New("artifact not found")
 // (TURN-7): the artifact's own payload, or with partSHA one of its stored
 // raw parts. Any failure is one error, so that the artifacts of other
 // owners cannot be told from missing ones.
-func (s *Service) OpenArtifact(ctx context.Context, call Call, taskID, artifactID, partSHA string) (*ArtifactFile, error) {
+func (s *Service) OpenArtifact(ctx context.Context, call Call, ref ArtifactRef) (*ArtifactFile, error) {
+	taskID, artifactID, partSHA := ref.TaskID, ref.ArtifactID, ref.PartSHA
 	byPart := partSHA != ""
 	if checkID("id", taskID) != nil || !artifactIDRe.MatchString(artifactID) || (byPart && !sha256Re.MatchString(partSHA)) {
 		return nil, errArtifactNotFound

@@ -19,7 +19,7 @@ import (
 )
 
 // benchHandler returns a handler over a fresh durable SQLite store.
-func benchHandler(b *testing.B) Handler {
+func benchHandler(b *testing.B) HTTPHandler {
 	b.Helper()
 	st, err := store.OpenSQLite(filepath.Join(b.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
@@ -30,7 +30,7 @@ func benchHandler(b *testing.B) Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = hub.Close(); _ = st.Close() })
-	return NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 3}, MaxConcurrentTurns: 1024}), TransportConfig{})
+	return NewHTTPHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 3}, MaxConcurrentTurns: 1024}), TransportConfig{})
 }
 
 var benchSendBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC with two vSwitches."}]}}}`)

@@ -90,7 +90,7 @@ func TestDedupeAlwaysAndOff(t *testing.T) {
 	if offTurns.Load() != 2 {
 		t.Errorf("off: %d turns for two activated sends, want 2", offTurns.Load())
 	}
-	if active, _ := off.svc.Negotiate(Call{Version: "1.0", Extensions: idemExt}); len(active) != 0 {
+	if active, _ := off.svc.negotiate(Call{Version: "1.0", Extensions: idemExt}); len(active) != 0 {
 		t.Errorf("off: Negotiate activated %v, want none", active)
 	}
 }
@@ -108,7 +108,7 @@ func TestNegotiateBuiltinExtensions(t *testing.T) {
 		{idemExt, idemExt},
 		{[]string{IdempotentSendExtension, StreamResumeExtension}, []string{StreamResumeExtension, IdempotentSendExtension}},
 	} {
-		active, err := e.svc.Negotiate(Call{Version: "1.0", Extensions: c.exts})
+		active, err := e.svc.negotiate(Call{Version: "1.0", Extensions: c.exts})
 		if err != nil || !slices.Equal(active, c.want) {
 			t.Errorf("Negotiate(%v) = %v, %v; want %v", c.exts, active, err, c.want)
 		}

@@ -36,11 +36,13 @@ type Call struct {
 	// checked by Negotiate (RPC-3).
 	Extensions []string
 	// Info, when set, receives the method, task and context of the call as
-	// the service learns them (AUTH-6 request variables). Optional.
+	// the service learns them (AUTH-6 request variables), and the
+	// extensions activated for it (RPC-3), which the binding echoes.
+	// Optional.
 	Info *RequestInfo
-	// LegacyV03 says the caller speaks A2A 0.3 and the binding translates
-	// (RPC-2, legacy_v03): push configs it creates get 0.3 payloads.
-	LegacyV03 bool
+	// Binding is the binding the call came through, the binding label of
+	// caddy_a2a_requests_total (BindingJSONRPC, BindingREST, …).
+	Binding string
 	// LastEventID is the Last-Event-ID a reconnecting stream sent (the
 	// HTTP header): a SubscribeToTask resumes after it (RPC-17). Transports
 	// without headers send metadata.lastEventId in the request instead.
@@ -55,13 +57,14 @@ func (c Call) tenant(req string) string {
 	return req
 }
 
-// Negotiate applies the version and extension rules to a call before its
-// request is read (RPC-2, RPC-3): only Major.Minor 1.0 is served (see
+// negotiate applies the version and extension rules to a call (RPC-2,
+// RPC-3; the negotiateCall interceptor runs it before the operation, and
+// before a refused call's error): only Major.Minor 1.0 is served (see
 // checkVersion), a missing version means 0.3, which is not supported, and
 // every required extension must be requested — for every method, reads
 // included. It returns the activated extensions, in the
 // order of the configuration, for the binding to echo.
-func (s *Service) Negotiate(call Call) ([]string, error) {
+func (s *Service) negotiate(call Call) ([]string, error) {
 	if err := checkVersion(call.Version); err != nil {
 		return nil, err
 	}
@@ -164,42 +167,4 @@ func (s *Service) principalOf(owner string) string {
 		return owner
 	}
 	return strings.TrimPrefix(owner, s.cfg.OwnerScope+"/")
-}
-
-// RecordRequest counts one answered request of a binding (OPS-2); err is
-// the error it was answered with (nil = success).
-func (s *Service) RecordRequest(binding, method string, err error) {
-	s.cfg.Metrics.request(binding, method, err)
-}
-
-// RecordRequestCode counts a request refused with an A2A error code
-// before it reached an operation (method "" when it could not be read).
-func (s *Service) RecordRequestCode(binding, method string, code int) {
-	s.cfg.Metrics.requestCode(binding, method, code)
-}
-
-// StreamOpened counts an open event stream in the open_streams gauge
-// (OPS-2) until the returned function is called.
-func (s *Service) StreamOpened() (closed func()) {
-	s.hub.streams.Add(1)
-	return func() { s.hub.streams.Add(-1) }
-}
-
-// LegacyV03 reports whether A2A 0.3 callers are served too (RPC-2,
-// legacy_v03).
-func (s *Service) LegacyV03() bool { return s.cfg.LegacyV03 }
-
-// RecordLegacyRequest counts a request made with an A2A 0.3 method name in
-// caddy_a2a_legacy_v03_requests_total, by its 1.0 method (the request is
-// also counted in caddy_a2a_requests_total under that 1.0 method).
-func (s *Service) RecordLegacyRequest(method string) {
-	s.cfg.Metrics.legacyRequest(method)
-}
-
-// markLegacyPush marks the inline push config of a 0.3 caller's request
-// (RPC-2): its deliveries carry 0.3 payloads.
-func (c Call) markLegacyPush(req *a2a.SendMessageRequest) {
-	if c.LegacyV03 && req != nil && req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
-		req.Configuration.TaskPushNotificationConfig.Legacy = true
-	}
 }

@@ -40,7 +40,7 @@ func TestServiceAppliesOwnerScope(t *testing.T) {
 		if !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
 			t.Errorf("%s: GetTask = %v, want TaskNotFoundError", name, err)
 		}
-		if _, err := tc.svc.OpenArtifact(ctx, tc.call, id, "a1", ""); err == nil {
+		if _, err := tc.svc.OpenArtifact(ctx, tc.call, ArtifactRef{TaskID: id, ArtifactID: "a1"}); err == nil {
 			t.Errorf("%s: OpenArtifact succeeded", name)
 		}
 	}
@@ -84,18 +84,18 @@ func TestCallTenant(t *testing.T) {
 func TestNegotiate(t *testing.T) {
 	svc := NewService(mustHub(t), Config{Extensions: []string{"urn:x", "urn:y"}, RequiredExtensions: []string{"urn:r"}})
 	for _, v := range []string{"", "0.3", "2.0", "1.1", "1"} {
-		_, err := svc.Negotiate(Call{Version: v, Extensions: []string{"urn:r"}})
+		_, err := svc.negotiate(Call{Version: v, Extensions: []string{"urn:r"}})
 		var ae *a2a.Error
 		if !errors.As(err, &ae) || ae.Code != a2a.CodeVersionNotSupported {
 			t.Errorf("version %q: %v, want VersionNotSupportedError", v, err)
 		}
 	}
-	_, err := svc.Negotiate(Call{Version: "1.0", Extensions: []string{"urn:x"}})
+	_, err := svc.negotiate(Call{Version: "1.0", Extensions: []string{"urn:x"}})
 	var ae *a2a.Error
 	if !errors.As(err, &ae) || ae.Code != a2a.CodeExtensionSupportRequired {
 		t.Errorf("missing required extension: %v", err)
 	}
-	active, err := svc.Negotiate(Call{Version: " 1.0.2 ", Extensions: []string{"urn:r", "urn:unknown", "urn:y"}})
+	active, err := svc.negotiate(Call{Version: " 1.0.2 ", Extensions: []string{"urn:r", "urn:unknown", "urn:y"}})
 	if err != nil || !slices.Equal(active, []string{"urn:y", "urn:r"}) {
 		t.Errorf("Negotiate = %v, %v; want [urn:y urn:r]", active, err)
 	}

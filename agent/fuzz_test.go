@@ -16,7 +16,7 @@ import (
 
 // fuzzHandler is one handler shared by every fuzz input (a store per input
 // would make the fuzzer crawl).
-func fuzzHandler(f *testing.F) Handler {
+func fuzzHandler(f *testing.F) HTTPHandler {
 	st, err := store.OpenSQLite(filepath.Join(f.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
 		f.Fatal(err)
@@ -30,7 +30,7 @@ func fuzzHandler(f *testing.F) Handler {
 		_ = st.Close()
 	})
 	// Zero-delay echo turns end fast; a short ContextWait keeps the fuzzer moving.
-	return NewHandler(NewService(hub, Config{ContextWait: 10 * time.Millisecond}), TransportConfig{MaxBodyBytes: 1 << 16})
+	return NewHTTPHandler(NewService(hub, Config{ContextWait: 10 * time.Millisecond}), TransportConfig{MaxBodyBytes: 1 << 16})
 }
 
 func FuzzJSONRPC(f *testing.F) {

@@ -31,25 +31,31 @@ const ns = "iac_code"
 // TransportConfig is the transport settings a test gives the HTTP
 // bindings: a subset of httpx.TransportConfig (the bindings live in
 // agent/binding, which imports this package; bindings_hook_test.go, in
-// package agent_test, installs NewHandler).
+// package agent_test, installs NewHTTPHandler).
 type TransportConfig struct {
 	// KeepAlive is the interval of SSE keep-alive comments (0 = default).
 	KeepAlive time.Duration
 	// MaxBodyBytes bounds request bodies (0 = default).
 	MaxBodyBytes int64
+	// LegacyV03 also serves A2A 0.3 JSON-RPC calls (the jsonrpc03 compat),
+	// counted in Metrics.
+	LegacyV03 bool
+	Metrics   *Metrics
 }
 
-// Handler is the HTTP bindings of a Service (binding.Handler).
-type Handler interface {
+// HTTPHandler is the HTTP bindings of a Service (binding.Handler over
+// NewHandler(svc)).
+type HTTPHandler interface {
 	// Serve answers r when its path belongs to an A2A binding.
 	Serve(w http.ResponseWriter, r *http.Request, principal string) bool
 	// Service returns the service behind the handler.
 	Service() *Service
 }
 
-// NewHandler returns the HTTP bindings of svc with the transport settings
-// tc; set by bindings_hook_test.go to binding.NewHandler.
-var NewHandler func(svc *Service, tc TransportConfig) Handler
+// NewHTTPHandler returns the HTTP bindings of svc (behind NewHandler's
+// interceptors) with the transport settings tc; set by
+// bindings_hook_test.go.
+var NewHTTPHandler func(svc *Service, tc TransportConfig) HTTPHandler
 
 // testEnv is one agent endpoint over a real SQLite store, served by an
 // httptest server.
@@ -58,7 +64,7 @@ type testEnv struct {
 	st  *store.SQLite
 	hub *Hub
 	svc *Service
-	h   Handler
+	h   HTTPHandler
 	srv *httptest.Server
 }
 
@@ -71,6 +77,17 @@ func newTestEnv(t *testing.T, cfg Config) *testEnv {
 		t.Fatalf("OpenSQLite: %v", err)
 	}
 	return newTestEnvOn(t, st, cfg, true)
+}
+
+// newTestEnvLegacy starts an endpoint with cfg that also serves A2A 0.3
+// JSON-RPC calls (legacy_v03), counted in cfg.Metrics.
+func newTestEnvLegacy(t *testing.T, cfg Config) *testEnv {
+	t.Helper()
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	return newTestEnvTransport(t, st, cfg, TransportConfig{LegacyV03: true, Metrics: cfg.Metrics}, true)
 }
 
 // newTestEnvOn starts an endpoint over an existing store; closeStore says
@@ -99,7 +116,7 @@ func newTestEnvTransport(t *testing.T, st *store.SQLite, cfg Config, tc Transpor
 		t.Fatalf("NewHub: %v", err)
 	}
 	svc := NewService(hub, cfg)
-	h := NewHandler(svc, tc)
+	h := NewHTTPHandler(svc, tc)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
 			http.Error(w, "not an A2A route", http.StatusTeapot)

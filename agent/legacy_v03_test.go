@@ -21,7 +21,7 @@ func TestLegacyV03Dispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newTestEnv(t, Config{LegacyV03: true, Metrics: m})
+	e := newTestEnvLegacy(t, Config{Metrics: m})
 	hdr := v1Headers("")
 	hdr.Del("A2A-Version")
 	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"hi"}]}}}`

@@ -178,8 +178,9 @@ func (m *Metrics) request(binding, method string, err error) {
 	m.requests.WithLabelValues(binding, methodLabel(method), outcome).Inc()
 }
 
-// legacyRequest counts one request made with an A2A 0.3 method name.
-func (m *Metrics) legacyRequest(method string) {
+// V03Request counts one request made with an A2A 0.3 method name (the
+// 0.3 compat binding, RPC-2) under the 1.0 method it was served as.
+func (m *Metrics) V03Request(method string) {
 	if m == nil {
 		return
 	}

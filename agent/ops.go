@@ -70,7 +70,6 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 		return nil, err
 	}
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
-	call.markLegacyPush(req)
 	r, first, sub, prior, err := s.start(ctx, owner, call, req, immediate)
 	if err != nil {
 		release()
@@ -123,7 +122,6 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 	if err != nil {
 		return nil, err
 	}
-	call.markLegacyPush(req)
 	r, first, sub, prior, err := s.start(ctx, owner, call, req, true)
 	if err != nil {
 		release()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -53,8 +52,8 @@ func (s *Service) pushStore() (store.PushStore, bool) {
 	return ps, ok
 }
 
-// PushEnabled reports whether push notifications are on for this service.
-func (s *Service) PushEnabled() bool {
+// pushEnabled reports whether push notifications are on for this service.
+func (s *Service) pushEnabled() bool {
 	_, ok := s.pushStore()
 	return ok
 }
@@ -106,12 +105,8 @@ func (s *Service) savePushConfig(ctx context.Context, ps store.PushStore, owner,
 		id = taskID
 	}
 	rec := store.PushConfig{Owner: owner, TaskID: taskID, ID: id, URL: c.URL}
-	plain := c.Token
-	if c.Legacy {
-		plain = v03.MarkToken(plain) // sealed with the token (RPC-2)
-	}
 	var err error
-	if rec.Token, err = s.cfg.Push.SealSecret(plain, taskID, id, pushTokenField); err != nil {
+	if rec.Token, err = s.cfg.Push.SealSecret(c.TokenToSeal(), taskID, id, pushTokenField); err != nil {
 		s.cfg.Logger.Error("sealing push token", errField(err))
 		return nil, a2a.ErrInternal()
 	}
@@ -150,7 +145,7 @@ func (s *Service) reveal(c store.PushConfig, tenant string) (a2a.TaskPushNotific
 	if out.Token, err = s.cfg.Push.OpenSecret(c.Token, c.TaskID, c.ID, pushTokenField); err != nil {
 		return out, err
 	}
-	out.Token, out.Legacy = v03.UnmarkToken(out.Token)
+	out.Token, out.Legacy = a2a.OpenedToken(out.Token)
 	if c.Scheme != "" {
 		creds, err := s.cfg.Push.OpenSecret(c.Credentials, c.TaskID, c.ID, pushCredsField)
 		if err != nil {
@@ -204,7 +199,6 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Cal
 	if err := s.validatePushConfig(ctx, req, ""); err != nil {
 		return nil, err
 	}
-	req.Legacy = call.LegacyV03
 	return s.savePushConfig(ctx, ps, owner, req.TaskID, req, "")
 }
 

@@ -15,6 +15,29 @@ import (
 type RequestInfo struct {
 	mu                               sync.Mutex
 	method, taskID, contextID, state string
+	extensions                       []string
+}
+
+// Extensions returns the extensions activated for the call (RPC-3), in
+// the order of the configuration, for the binding to echo (the
+// A2A-Extensions response header); nil before negotiation or when none.
+func (i *RequestInfo) Extensions() []string {
+	if i == nil {
+		return nil
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.extensions
+}
+
+// setExtensions records the activated extensions of the call.
+func (i *RequestInfo) setExtensions(active []string) {
+	if i == nil {
+		return
+	}
+	i.mu.Lock()
+	i.extensions = active
+	i.mu.Unlock()
 }
 
 // Get returns what is known so far ("" for what is not).

@@ -86,7 +86,7 @@ func (s *Service) checkSend(ctx context.Context, req *a2a.SendMessageRequest) (*
 	}
 	var pushCfg *a2a.TaskPushNotificationConfig
 	if req.Configuration != nil && req.Configuration.TaskPushNotificationConfig != nil {
-		if !s.PushEnabled() {
+		if !s.pushEnabled() {
 			return nil, nil, ErrPushNotSupported()
 		}
 		pushCfg = req.Configuration.TaskPushNotificationConfig

@@ -124,10 +124,6 @@ type Config struct {
 	// principal without a rule of its own. None: everything is allowed.
 	// Rules are checked on every method of every binding.
 	Limits map[string]LimitRule
-	// LegacyV03 also serves A2A 0.3 clients on the JSON-RPC binding
-	// (RPC-2, legacy_v03): 0.3 method names are translated to and from the
-	// same tasks and contexts. Default off.
-	LegacyV03 bool
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -404,8 +400,6 @@ func NewService(hub *Hub, cfg Config) *Service {
 	return &Service{hub: hub, st: withMetrics(hub.store, cfg.Metrics), cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
 }
 
-// Config returns the service's effective configuration.
-func (s *Service) Config() Config { return s.cfg }
 
 func randomKey() []byte {
 	k := make([]byte, 32)

@@ -1366,7 +1366,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 2}}), TransportConfig{KeepAlive: 5 * time.Millisecond})
+		h := NewHTTPHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 2}}), TransportConfig{KeepAlive: 5 * time.Millisecond})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 		e := &testEnv{t: t, st: st, hub: hub, h: h, srv: srv}
 		for i := 0; i < 5; i++ {

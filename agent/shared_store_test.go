@@ -69,7 +69,7 @@ func newSharedEnvMax(t *testing.T, addr string, maxBlob int64, cfg Config) *test
 		t.Fatal(err)
 	}
 	svc := NewService(hub, cfg)
-	h := NewHandler(svc, TransportConfig{})
+	h := NewHTTPHandler(svc, TransportConfig{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
 			http.Error(w, "not an A2A route", http.StatusTeapot)

@@ -35,7 +35,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := NewHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 1, Delay: time.Hour}, MaxConcurrentTurns: 1 << 20}), TransportConfig{KeepAlive: 30 * time.Second})
+	h := NewHTTPHandler(NewService(hub, Config{Backend: backend.EchoBackend{Chunks: 1, Delay: time.Hour}, MaxConcurrentTurns: 1 << 20}), TransportConfig{KeepAlive: 30 * time.Second})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "bench") }))
 	b.Cleanup(func() { _ = hub.Close(); srv.Close(); _ = st.Close() })
 	addr := strings.TrimPrefix(srv.URL, "http://")

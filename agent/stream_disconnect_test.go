@@ -86,7 +86,7 @@ func TestSSEClientCloseReleasesSubscriptionPromptly(t *testing.T) {
 	}
 	g := newGate()
 	svc := NewService(hub, Config{Backend: g})
-	h := NewHandler(svc, TransportConfig{KeepAlive: time.Hour})
+	h := NewHTTPHandler(svc, TransportConfig{KeepAlive: time.Hour})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 	t.Cleanup(func() { srv.CloseClientConnections(); _ = hub.Close(); srv.Close(); _ = st.Close() })
 

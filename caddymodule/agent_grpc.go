@@ -15,12 +15,12 @@ func (h *AgentHandler) bindings() []string {
 	return b
 }
 
-// provisionGRPC builds the gRPC binding over the handler's service when
+// provisionGRPC builds the gRPC binding over the handler's agent when
 // the grpc option is on (XPORT-2), with the same transport settings
 // (message size limit, base URL) as the HTTP bindings.
 func (h *AgentHandler) provisionGRPC() {
 	if !h.GRPC {
 		return
 	}
-	h.grpc = a2agrpc.New(h.handler.Service(), h.handler.Transport())
+	h.grpc = a2agrpc.New(h.handler.Dispatcher().Handler(), h.handler.Transport(), h.logger)
 }

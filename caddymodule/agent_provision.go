@@ -16,6 +16,8 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/backends"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc03"
 	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
@@ -62,8 +64,12 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.hub = app.shared.hub
 	h.shared = app.shared
 	svc := agent.NewService(app.shared.hub, cfg)
-	h.handler = binding.NewHandler(svc, tc)
-	h.wireWebSocket(app, svc, tc)
+	d := jsonrpc.NewDispatcher(agent.NewHandler(svc)) // the site's interceptors, built once
+	if h.LegacyV03 {
+		d = d.WithCompat(jsonrpc03.New(metrics)) // RPC-2: 0.3 clients on every JSON-RPC carrier
+	}
+	h.handler = binding.NewHandler(d, tc)
+	h.wireWebSocket(app, tc)
 	h.provisionGRPC()
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
@@ -216,7 +222,6 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		DedupeWindow:          time.Duration(h.DedupeWindow),
 		DedupeAlways:          h.Dedupe == "always",
 		CancelOnDisconnect:    h.CancelOnDisconnect,
-		LegacyV03:             h.LegacyV03,
 		SensitiveMetadataKeys: h.SensitiveMetadataKeys,
 		PageTokenKey:          app.shared.pageTokenKey,
 		Limits:                h.limitRules(app),

@@ -13,8 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/redisrpc"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
@@ -158,7 +156,7 @@ func (a *App) startOne(run *redisRPCRun, h *AgentHandler, guard *AuthHandler) er
 		authn = guard.authn
 	}
 	logger := a.logger.Named("redis_rpc")
-	d := jsonrpc.NewDispatcher(h.handler.Service(), agent.BindingRedis)
+	d := h.handler.Dispatcher()
 	if t := a.tenantsOf(h); t != nil {
 		d = d.WithTenants(t) // TURN-10: entries naming another agent of the site
 	}

@@ -81,7 +81,7 @@ func (a *App) tenantsOf(h *AgentHandler) jsonrpc.Tenants {
 	if h.Site == "" || a == nil || handlerTenant(h) != "" {
 		return nil
 	}
-	return func(tenant string) (*agent.Service, bool) {
+	return func(tenant string) (*jsonrpc.Dispatcher, bool) {
 		reg := a.siteAgents()
 		from, ok := reg.byH[h]
 		if !ok {
@@ -91,6 +91,6 @@ func (a *App) tenantsOf(h *AgentHandler) jsonrpc.Tenants {
 		if !ok || to.h == h || to.auth != from.auth || to.h.handler == nil {
 			return nil, false
 		}
-		return to.h.handler.Service(), true
+		return to.h.handler.Dispatcher(), true
 	}
 }

@@ -212,7 +212,7 @@ func stdioSiteOf(stop func(), siteReq *http.Request) (*cli.StdioSite, error) {
 		}
 	}
 	site := &cli.StdioSite{
-		Service:      h.handler.Service(),
+		Dispatcher:   h.handler.Dispatcher(),
 		MaxLineBytes: h.handler.Transport().MaxBodyBytes,
 		Logger:       h.logger.With(zap.String("carrier", "stdio")),
 		Stop:         stop,

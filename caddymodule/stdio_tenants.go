@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 )
 
@@ -59,12 +58,12 @@ func (a *StdioApp) stdioTenants() jsonrpc.Tenants {
 	if len(a.agents) == 0 {
 		return nil
 	}
-	return func(tenant string) (*agent.Service, bool) {
+	return func(tenant string) (*jsonrpc.Dispatcher, bool) {
 		h, ok := a.agents[tenant]
 		if !ok || h.handler == nil {
 			return nil, false
 		}
-		return h.handler.Service(), true
+		return h.handler.Dispatcher(), true
 	}
 }
 

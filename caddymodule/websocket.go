@@ -7,7 +7,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
@@ -101,12 +100,13 @@ func unmarshalWebSocket(d *caddyfile.Dispenser) (*WebSocketConfig, error) {
 	return c, validated(d, c.validate)
 }
 
-// wireWebSocket builds the WebSocket binding of svc when it is on.
-func (h *AgentHandler) wireWebSocket(app *App, svc *agent.Service, tc httpx.TransportConfig) {
+// wireWebSocket builds the WebSocket binding of the handler's dispatcher
+// when it is on.
+func (h *AgentHandler) wireWebSocket(app *App, tc httpx.TransportConfig) {
 	if h.WebSocket == nil {
 		return
 	}
-	h.ws = ws.New(svc, tc, ws.Config{
+	h.ws = ws.New(h.handler.Dispatcher(), tc, ws.Config{
 		Path:            h.WebSocket.path(),
 		MaxInFlight:     h.WebSocket.MaxInFlight,
 		MaxMessageBytes: h.WebSocket.MaxMessageBytes,

@@ -15,6 +15,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
@@ -32,7 +33,7 @@ func wsClient(t *testing.T) *Client {
 		t.Fatal(err)
 	}
 	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 3, Delay: 5 * time.Millisecond}})
-	h := ws.New(svc, httpx.TransportConfig{}, ws.Config{})
+	h := ws.New(jsonrpc.NewDispatcher(agent.NewHandler(svc)), httpx.TransportConfig{}, ws.Config{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 	t.Cleanup(func() {
 		_ = h.Close()

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 )
 
@@ -259,7 +260,7 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 		return
 	}
 	body := j.Payload
-	token, legacy := v03.UnmarkToken(token)
+	token, legacy := a2a.OpenedToken(token)
 	if legacy {
 		body = v03.PushPayload03(body) // a config of an A2A 0.3 caller (RPC-2)
 	}

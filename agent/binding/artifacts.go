@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 )
 
@@ -35,7 +36,8 @@ func (h *Handler) serveArtifact(w http.ResponseWriter, r *http.Request, principa
 		notFound()
 		return true
 	}
-	af, err := h.svc.OpenArtifact(r.Context(), h.tc.NewCall(r, principal, ""), taskID, artID, partSHA)
+	ref := agent.ArtifactRef{TaskID: taskID, ArtifactID: artID, PartSHA: partSHA}
+	af, err := h.h.OpenArtifact(r.Context(), h.tc.NewCall(r, agent.BindingREST, principal, ""), ref)
 	if err != nil {
 		notFound()
 		return true

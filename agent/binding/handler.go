@@ -1,4 +1,4 @@
-// Package binding serves an agent.Service over HTTP: it routes a request
+// Package binding serves an agent.Handler over HTTP: it routes a request
 // to the JSON-RPC binding (POST /), the HTTP+JSON binding (package rest)
 // or the artifact downloads (/artifacts/..., TURN-7).
 package binding
@@ -13,24 +13,28 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/rest"
 )
 
-// Handler serves a Service over HTTP: JSON-RPC 2.0 on POST /, the
+// Handler serves an agent.Handler over HTTP: JSON-RPC 2.0 on POST /, the
 // HTTP+JSON (REST) routes of A2A 1.0 and the artifact downloads.
 type Handler struct {
-	svc  *agent.Service
+	h    agent.Handler
+	d    *jsonrpc.Dispatcher
 	tc   httpx.TransportConfig
 	rpc  *jsonrpc.Handler
 	rest *rest.Handler
 }
 
-// NewHandler returns the HTTP bindings of svc with the transport settings
-// tc (defaults applied).
-func NewHandler(svc *agent.Service, tc httpx.TransportConfig) *Handler {
+// NewHandler returns the HTTP bindings of the dispatcher d (JSON-RPC) and
+// of its handler (HTTP+JSON, artifacts) with the transport settings tc
+// (defaults applied).
+func NewHandler(d *jsonrpc.Dispatcher, tc httpx.TransportConfig) *Handler {
 	tc = tc.WithDefaults()
-	return &Handler{svc: svc, tc: tc, rpc: jsonrpc.New(svc, tc), rest: rest.New(svc, tc)}
+	h := d.Handler()
+	return &Handler{h: h, d: d, tc: tc, rpc: jsonrpc.New(d, tc), rest: rest.New(h, tc)}
 }
 
-// Service returns the service behind the handler.
-func (h *Handler) Service() *agent.Service { return h.svc }
+// Dispatcher returns the JSON-RPC dispatcher behind the handler, which
+// the frame carriers (WebSocket, stdio, Redis Streams) share.
+func (h *Handler) Dispatcher() *jsonrpc.Dispatcher { return h.d }
 
 // Transport returns the handler's effective transport settings.
 func (h *Handler) Transport() httpx.TransportConfig { return h.tc }

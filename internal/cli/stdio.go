@@ -36,9 +36,10 @@ type StdioConfig struct {
 // StdioSite is a site's a2a service started without an HTTP listener, for
 // `caddy a2a stdio`.
 type StdioSite struct {
-	// Service is the site's service: its store, backends, push engine and
-	// card, as the site's a2a handler has them.
-	Service *agent.Service
+	// Dispatcher serves the site's agent: its service behind the site's
+	// interceptors (store, backends, push engine and card as the site's
+	// a2a handler has them), with legacy_v03 when the site has it on.
+	Dispatcher *jsonrpc.Dispatcher
 	// MaxLineBytes is the site's request body limit (max_body_size).
 	MaxLineBytes int64
 	// Grace is the HTTP grace period of the config (grace_period), applied
@@ -149,7 +150,7 @@ func runStdio(parent context.Context, cfg StdioConfig, principal string, exts []
 		stopSignals() // a second signal takes its default action: exit now
 	}()
 	site.Logger.Info("serving A2A JSON-RPC on stdin/stdout", zap.String("site", site.Label))
-	err = stdiocarrier.Serve(ctx, site.Service, os.Stdin, os.Stdout, stdiocarrier.Options{
+	err = stdiocarrier.Serve(ctx, site.Dispatcher, os.Stdin, os.Stdout, stdiocarrier.Options{
 		Call:         agent.Call{Principal: principal, BaseURL: site.BaseURL, Extensions: exts},
 		MaxLineBytes: site.MaxLineBytes,
 		Grace:        site.Grace,

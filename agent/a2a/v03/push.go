@@ -2,29 +2,9 @@ package v03
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
-
-// tokenMarker prefixes the plain token of a push config created by a 0.3
-// caller before it is sealed, so the mark travels with the sealed token
-// into every delivery job (local outbox, Redis Streams, dead letters)
-// without a store column. Client tokens cannot hold NUL (PUSH-1), so the
-// mark cannot be forged, and it is inside the AES-GCM seal (PUSH-3).
-const tokenMarker = "\x00a2a-v0.3\x00"
-
-// MarkToken returns the value to seal for the token of a 0.3 push config.
-func MarkToken(token string) string { return tokenMarker + token }
-
-// UnmarkToken returns an opened token without its mark and whether the
-// config was created by a 0.3 caller.
-func UnmarkToken(opened string) (string, bool) {
-	if rest, ok := strings.CutPrefix(opened, tokenMarker); ok {
-		return rest, true
-	}
-	return opened, false
-}
 
 // PushPayload03 turns a 1.0 push payload (a StreamResponse JSON) into what
 // a 0.3 receiver expects: a 0.3 Task (the 0.3 SDKs POST the task). A status

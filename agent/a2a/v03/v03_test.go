@@ -242,12 +242,13 @@ func TestCards(t *testing.T) {
 // TestPushMarks: the 0.3 mark on a sealed token, and 0.3 push payloads.
 func TestPushMarks(t *testing.T) {
 	for _, tok := range []string{"", "abc"} {
-		got, legacy := UnmarkToken(MarkToken(tok))
+		c := a2a.TaskPushNotificationConfig{Token: tok, Legacy: true}
+		got, legacy := a2a.OpenedToken(c.TokenToSeal())
 		if got != tok || !legacy {
-			t.Errorf("UnmarkToken(MarkToken(%q)) = %q %v", tok, got, legacy)
+			t.Errorf("OpenedToken(TokenToSeal(%q)) = %q %v", tok, got, legacy)
 		}
-		if got, legacy := UnmarkToken(tok); got != tok || legacy {
-			t.Errorf("UnmarkToken(%q) = %q %v", tok, got, legacy)
+		if got, legacy := a2a.OpenedToken(tok); got != tok || legacy {
+			t.Errorf("OpenedToken(%q) = %q %v", tok, got, legacy)
 		}
 	}
 	cases := []struct{ in, want string }{

@@ -16,7 +16,7 @@ import (
 
 func (s *Server) recovered(method string, err *error) {
 	if p := recover(); p != nil {
-		s.svc.Config().Logger.Error("a2a grpc: panic in a call", zap.String("method", method), zap.Any("panic", p))
+		s.logger.Error("a2a grpc: panic in a call", zap.String("method", method), zap.Any("panic", p))
 		*err = Status(a2a.ErrInternal()).Err()
 	}
 }

@@ -1,4 +1,4 @@
-// Package grpc serves an agent.Service as the official A2A 1.0 gRPC
+// Package grpc serves an agent.Handler as the official A2A 1.0 gRPC
 // service, lf.a2a.v1.A2AService (XPORT-2), with the generated code the
 // official Go SDK publishes (github.com/a2aproject/a2a-go/v2/a2apb/v1).
 //
@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	pb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"go.uber.org/zap"
 	grpclib "google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
@@ -25,27 +26,32 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 )
 
-// Server is the gRPC binding of one Service.
+// Server is the gRPC binding of one agent.Handler.
 type Server struct {
-	svc *agent.Service
-	gs  *grpclib.Server
-	tc  httpx.TransportConfig
+	h      agent.Handler
+	gs     *grpclib.Server
+	tc     httpx.TransportConfig
+	logger *zap.Logger
 
 	mu       sync.Mutex
 	closed   bool
 	inflight sync.WaitGroup
 }
 
-// New returns the gRPC binding of svc. tc supplies the request size limit
+// New returns the gRPC binding of h. tc supplies the request size limit
 // (MaxBodyBytes bounds every received message) and the base URL of a call;
-// its defaults are applied.
-func New(svc *agent.Service, tc httpx.TransportConfig) *Server {
+// its defaults are applied. logger receives the panics the server
+// recovers from (nil: none are logged).
+func New(h agent.Handler, tc httpx.TransportConfig, logger *zap.Logger) *Server {
 	tc = tc.WithDefaults()
 	limit := tc.MaxBodyBytes
 	if limit > math.MaxInt32 {
 		limit = math.MaxInt32
 	}
-	s := &Server{svc: svc, tc: tc}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	s := &Server{h: h, tc: tc, logger: logger}
 	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)),
 		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream),
 		grpclib.UnknownServiceHandler(s.unknownMethod))
@@ -69,7 +75,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, principal str
 	s.inflight.Add(1)
 	s.mu.Unlock()
 	defer s.inflight.Done()
-	call := s.tc.NewCall(r, principal, "")
+	call := s.tc.NewCall(r, agent.BindingGRPC, principal, "")
 	ctx := context.WithValue(r.Context(), callKey{}, call)
 	s.gs.ServeHTTP(flushWriter{w}, r.WithContext(ctx))
 }

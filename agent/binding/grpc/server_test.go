@@ -37,7 +37,7 @@ func startServer(t testing.TB, cfg agent.Config, tc httpx.TransportConfig) (pb.A
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(agent.NewService(hub, cfg), tc)
+	srv := New(agent.NewHandler(agent.NewService(hub, cfg)), tc, nil)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !IsGRPC(r) {
 			http.Error(w, "not grpc", http.StatusBadRequest)

@@ -15,18 +15,19 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-// service implements lf.a2a.v1.A2AService over the Server's agent.Service.
+// service implements lf.a2a.v1.A2AService over the Server's agent.Handler.
 type service struct {
 	pb.UnimplementedA2AServiceServer
 	s *Server
 }
 
-// begin returns the call of an RPC and applies the version and extension
-// rules to it (RPC-2, RPC-3), returning the activated extensions.
-func (s *Server) begin(ctx context.Context) (agent.Call, []string, error) {
+// callOf returns the call of an RPC (see ServeHTTP).
+func callOf(ctx context.Context) agent.Call {
 	c, _ := ctx.Value(callKey{}).(agent.Call)
-	active, err := s.svc.Negotiate(c)
-	return c, active, err
+	if c.Info == nil {
+		c.Info = new(agent.RequestInfo)
+	}
+	return c
 }
 
 // extensionsMD is the response metadata echoing the activated extensions.
@@ -34,49 +35,52 @@ func extensionsMD(active []string) metadata.MD {
 	return metadata.Pairs("a2a-extensions", strings.Join(active, ", "))
 }
 
-// unary runs one unary RPC: the call and its negotiation, the request
-// decoded into R, the operation op and its result rendered into out; the
-// request is counted under the grpc binding label, and an error becomes
-// its gRPC status.
+// unary runs one unary RPC: the request decoded into R, the operation op
+// (through the handler's interceptors: version and extension rules,
+// metrics) and its result rendered into out; an error becomes its gRPC
+// status.
 func unary[R, T any, O proto.Message](ctx context.Context, s *Server, method string, in proto.Message, out O, op func(context.Context, agent.Call, *R) (T, error)) (O, error) {
-	c, active, err := s.begin(ctx)
-	if err == nil {
-		req := new(R)
-		if err = fromPB(in, req); err == nil {
-			var res T
-			if res, err = op(ctx, c, req); err == nil {
-				err = toPB(res, out)
-			}
+	c := callOf(ctx)
+	req := new(R)
+	err := fromPB(in, req)
+	if err != nil {
+		err = s.h.Invalid(ctx, c, method, err)
+	} else {
+		var res T
+		if res, err = op(ctx, c, req); err == nil {
+			err = toPB(res, out)
 		}
 	}
-	s.svc.RecordRequest(agent.BindingGRPC, method, err)
 	if err != nil {
 		var zero O
 		return zero, Status(err).Err()
 	}
-	if len(active) > 0 {
+	if active := c.Info.Extensions(); len(active) > 0 {
 		_ = grpclib.SetHeader(ctx, extensionsMD(active))
 	}
 	return out, nil
 }
 
-// stream runs one server-streaming RPC: open starts the event stream
-// (errors come before any event), then every event is sent until the
-// stream ends or the client goes away (the same events as SSE).
-func (s *Server) stream(ss grpclib.ServerStreamingServer[pb.StreamResponse], method string, open func(context.Context, agent.Call) (agent.Stream, error)) error {
+// stream runs one server-streaming RPC: the request decoded into R, then
+// open starts the event stream (errors come before any event), then every
+// event is sent until the stream ends or the client goes away (the same
+// events as SSE).
+func stream[R any](s *Server, ss grpclib.ServerStreamingServer[pb.StreamResponse], method string, in proto.Message, open func(context.Context, agent.Call, *R) (agent.Stream, error)) error {
 	ctx := ss.Context()
-	c, active, err := s.begin(ctx)
+	c := callOf(ctx)
+	req := new(R)
 	var st agent.Stream
-	if err == nil {
-		st, err = open(ctx, c)
+	err := fromPB(in, req)
+	if err != nil {
+		err = s.h.Invalid(ctx, c, method, err)
+	} else {
+		st, err = open(ctx, c, req)
 	}
-	s.svc.RecordRequest(agent.BindingGRPC, method, err)
 	if err != nil {
 		return Status(err).Err()
 	}
 	defer st.Close()
-	defer s.svc.StreamOpened()()
-	if len(active) > 0 {
+	if active := c.Info.Extensions(); len(active) > 0 {
 		_ = ss.SetHeader(extensionsMD(active))
 	}
 	for {
@@ -100,23 +104,17 @@ func (s *Server) stream(ss grpclib.ServerStreamingServer[pb.StreamResponse], met
 
 // SendMessage implements A2AServiceServer.
 func (v *service) SendMessage(ctx context.Context, in *pb.SendMessageRequest) (*pb.SendMessageResponse, error) {
-	return unary(ctx, v.s, a2a.MethodSendMessage, in, new(pb.SendMessageResponse), v.s.svc.SendMessage)
+	return unary(ctx, v.s, a2a.MethodSendMessage, in, new(pb.SendMessageResponse), v.s.h.SendMessage)
 }
 
 // SendStreamingMessage implements A2AServiceServer.
 func (v *service) SendStreamingMessage(in *pb.SendMessageRequest, ss grpclib.ServerStreamingServer[pb.StreamResponse]) error {
-	return v.s.stream(ss, a2a.MethodSendStreamingMessage, func(ctx context.Context, c agent.Call) (agent.Stream, error) {
-		var req a2a.SendMessageRequest
-		if err := fromPB(in, &req); err != nil {
-			return nil, err
-		}
-		return v.s.svc.SendStreamingMessage(ctx, c, &req)
-	})
+	return stream(v.s, ss, a2a.MethodSendStreamingMessage, in, v.s.h.SendStreamingMessage)
 }
 
 // GetTask implements A2AServiceServer.
 func (v *service) GetTask(ctx context.Context, in *pb.GetTaskRequest) (*pb.Task, error) {
-	return unary(ctx, v.s, a2a.MethodGetTask, in, new(pb.Task), v.s.svc.GetTask)
+	return unary(ctx, v.s, a2a.MethodGetTask, in, new(pb.Task), v.s.h.GetTask)
 }
 
 // ListTasks implements A2AServiceServer. A page_size of 0 counts as unset:
@@ -127,43 +125,37 @@ func (v *service) ListTasks(ctx context.Context, in *pb.ListTasksRequest) (*pb.L
 		in = proto.CloneOf(in)
 		in.PageSize = nil
 	}
-	return unary(ctx, v.s, a2a.MethodListTasks, in, new(pb.ListTasksResponse), v.s.svc.ListTasks)
+	return unary(ctx, v.s, a2a.MethodListTasks, in, new(pb.ListTasksResponse), v.s.h.ListTasks)
 }
 
 // CancelTask implements A2AServiceServer.
 func (v *service) CancelTask(ctx context.Context, in *pb.CancelTaskRequest) (*pb.Task, error) {
-	return unary(ctx, v.s, a2a.MethodCancelTask, in, new(pb.Task), v.s.svc.CancelTask)
+	return unary(ctx, v.s, a2a.MethodCancelTask, in, new(pb.Task), v.s.h.CancelTask)
 }
 
 // SubscribeToTask implements A2AServiceServer.
 func (v *service) SubscribeToTask(in *pb.SubscribeToTaskRequest, ss grpclib.ServerStreamingServer[pb.StreamResponse]) error {
-	return v.s.stream(ss, a2a.MethodSubscribeToTask, func(ctx context.Context, c agent.Call) (agent.Stream, error) {
-		var req a2a.SubscribeToTaskRequest
-		if err := fromPB(in, &req); err != nil {
-			return nil, err
-		}
-		return v.s.svc.SubscribeToTask(ctx, c, &req)
-	})
+	return stream(v.s, ss, a2a.MethodSubscribeToTask, in, v.s.h.SubscribeToTask)
 }
 
 // CreateTaskPushNotificationConfig implements A2AServiceServer.
 func (v *service) CreateTaskPushNotificationConfig(ctx context.Context, in *pb.TaskPushNotificationConfig) (*pb.TaskPushNotificationConfig, error) {
-	return unary(ctx, v.s, a2a.MethodCreatePushConfig, in, new(pb.TaskPushNotificationConfig), v.s.svc.CreateTaskPushNotificationConfig)
+	return unary(ctx, v.s, a2a.MethodCreatePushConfig, in, new(pb.TaskPushNotificationConfig), v.s.h.CreateTaskPushNotificationConfig)
 }
 
 // GetTaskPushNotificationConfig implements A2AServiceServer.
 func (v *service) GetTaskPushNotificationConfig(ctx context.Context, in *pb.GetTaskPushNotificationConfigRequest) (*pb.TaskPushNotificationConfig, error) {
-	return unary(ctx, v.s, a2a.MethodGetPushConfig, in, new(pb.TaskPushNotificationConfig), v.s.svc.GetTaskPushNotificationConfig)
+	return unary(ctx, v.s, a2a.MethodGetPushConfig, in, new(pb.TaskPushNotificationConfig), v.s.h.GetTaskPushNotificationConfig)
 }
 
 // ListTaskPushNotificationConfigs implements A2AServiceServer.
 func (v *service) ListTaskPushNotificationConfigs(ctx context.Context, in *pb.ListTaskPushNotificationConfigsRequest) (*pb.ListTaskPushNotificationConfigsResponse, error) {
-	return unary(ctx, v.s, a2a.MethodListPushConfigs, in, new(pb.ListTaskPushNotificationConfigsResponse), v.s.svc.ListTaskPushNotificationConfigs)
+	return unary(ctx, v.s, a2a.MethodListPushConfigs, in, new(pb.ListTaskPushNotificationConfigsResponse), v.s.h.ListTaskPushNotificationConfigs)
 }
 
 // DeleteTaskPushNotificationConfig implements A2AServiceServer.
 func (v *service) DeleteTaskPushNotificationConfig(ctx context.Context, in *pb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
-	return unary(ctx, v.s, a2a.MethodDeletePushConfig, in, new(emptypb.Empty), v.s.svc.DeleteTaskPushNotificationConfig)
+	return unary(ctx, v.s, a2a.MethodDeletePushConfig, in, new(emptypb.Empty), v.s.h.DeleteTaskPushNotificationConfig)
 }
 
 // extendedCardRequest is GetExtendedAgentCardRequest: only a tenant.
@@ -175,7 +167,7 @@ type extendedCardRequest struct {
 func (v *service) GetExtendedAgentCard(ctx context.Context, in *pb.GetExtendedAgentCardRequest) (*pb.AgentCard, error) {
 	return unary(ctx, v.s, a2a.MethodGetExtendedAgentCard, in, new(pb.AgentCard), func(ctx context.Context, c agent.Call, req *extendedCardRequest) (*a2a.AgentCard, error) {
 		c.Tenant = req.Tenant
-		card, err := v.s.svc.GetExtendedAgentCard(ctx, c)
+		card, err := v.s.h.GetExtendedAgentCard(ctx, c)
 		// Proto has one form of securityRequirements: the a2a-go form of
 		// security_requirements_form (CARD-4) is for JSON only. The
 		// signatures stay valid: their payload is the ProtoJSON form.

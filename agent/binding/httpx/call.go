@@ -1,6 +1,6 @@
-// Package httpx holds what the HTTP bindings of an agent.Service share: the
-// transport settings, the Call built from a request, the version and
-// extension precheck, the SSE pump and JSON error bodies.
+// Package httpx holds what the HTTP bindings of an agent.Handler share: the
+// transport settings, the Call built from a request, the echo of the
+// activated extensions, the SSE pump and JSON error bodies.
 package httpx
 
 import (
@@ -67,30 +67,25 @@ func (c TransportConfig) WithDefaults() TransportConfig {
 	return c
 }
 
-// NewCall builds the Call of a request: the principal, the REST path's
-// tenant ("" for JSON-RPC, whose tenant is in the params), the base URL
+// NewCall builds the Call of a request: the binding label, the principal,
+// the REST path's tenant ("" for JSON-RPC, whose tenant is in the params),
+// its RequestInfo (the request's own, else a new one: it receives the
+// activated extensions the binding echoes), the base URL
 // (c.BaseURL: c has its defaults applied, see WithDefaults), the A2A-Version header (or query
 // parameter, RPC-2), the extensions of the A2A-Extensions headers
 // (RPC-3) and the Last-Event-ID header of a resumed stream (RPC-17).
-func (c TransportConfig) NewCall(r *http.Request, principal, tenant string) agent.Call {
+func (c TransportConfig) NewCall(r *http.Request, binding, principal, tenant string) agent.Call {
 	v := r.Header.Get("A2A-Version")
 	if v == "" {
 		v = r.URL.Query().Get("A2A-Version")
 	}
 	exts := a2a.ParseExtensions(r.Header.Values("A2A-Extensions")...)
-	return agent.Call{Principal: principal, Tenant: tenant, ServedTenant: c.Tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
-		LastEventID: r.Header.Get("Last-Event-ID"), Info: agent.RequestInfoFrom(r.Context())}
-}
-
-// Precheck applies the version and extension rules to a call (RPC-2,
-// RPC-3) and echoes the activated extensions.
-func Precheck(w http.ResponseWriter, svc *agent.Service, call agent.Call) error {
-	active, err := svc.Negotiate(call)
-	if err != nil {
-		return err
+	info := agent.RequestInfoFrom(r.Context())
+	if info == nil {
+		info = new(agent.RequestInfo)
 	}
-	EchoExtensions(w, active)
-	return nil
+	return agent.Call{Binding: binding, Principal: principal, Tenant: tenant, ServedTenant: c.Tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
+		LastEventID: r.Header.Get("Last-Event-ID"), Info: info}
 }
 
 // EchoExtensions sets the A2A-Extensions response header to the activated

@@ -21,17 +21,15 @@ const (
 // Pump sends the headers of an event stream on w and writes every event of
 // st, each rendered by render and with its sequence number as the SSE id,
 // with keep-alive comments every keepAlive while idle, until the stream
-// ends or the client goes away; the stream counts as open on svc
-// meanwhile. The events at hand (see store.Buffered) are written back to back
+// ends or the client goes away, then closes it. The events at hand (see store.Buffered) are written back to back
 // and flushed once, the headers with the first of them; everything written
 // is flushed before the stream waits, and the last events go out with the
 // end of the response when the handler returns. A Buffered stream is
 // waited on in this loop's own select, with one keep-alive timer reset per
 // wait (no goroutine and no context per wait); an idle stream's goroutine
 // parks here, with a shallow stack.
-func Pump(ctx context.Context, svc *agent.Service, keepAlive time.Duration, w http.ResponseWriter, st agent.Stream, render func(any) []byte) {
+func Pump(ctx context.Context, keepAlive time.Duration, w http.ResponseWriter, st agent.Stream, render func(any) []byte) {
 	defer st.Close()
-	defer svc.StreamOpened()()
 	// The loop's state lives in p, its work in p's methods: this frame,
 	// where the stream waits, stays small.
 	p := newPump(w, st, render)

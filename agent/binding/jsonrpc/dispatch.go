@@ -7,31 +7,32 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
 // maxBatch bounds the calls of one batch.
 const maxBatch = 100
 
-// Dispatcher runs JSON-RPC 2.0 messages against a Service whatever carries
-// them: the HTTP binding, WebSocket, stdio and Redis Streams (XPORT-3…5)
-// all hand it one message and write what it returns, so every carrier has
-// the same methods, errors, version rules and metrics.
+// Dispatcher runs JSON-RPC 2.0 messages against an agent.Handler whatever
+// carries them: the HTTP binding, WebSocket, stdio and Redis Streams
+// (XPORT-3…5) all hand it one message and write what it returns, so every
+// carrier has the same methods, errors, version rules and metrics (the
+// carrier names itself in Call.Binding). One Dispatcher serves every
+// carrier of a site.
 type Dispatcher struct {
-	svc     *agent.Service
-	binding string
-	tenants Tenants // nil: every message is served by svc
+	h       agent.Handler
+	tenants Tenants // nil: every message is served by h
+	compat  Compat  // nil: A2A 1.0 method names only
+	compatH agent.Handler
 }
 
-// NewDispatcher returns a dispatcher over svc whose requests are counted
-// under the metrics label binding (agent.BindingJSONRPC, …).
-func NewDispatcher(svc *agent.Service, binding string) *Dispatcher {
-	return &Dispatcher{svc: svc, binding: binding}
+// NewDispatcher returns a dispatcher over h.
+func NewDispatcher(h agent.Handler) *Dispatcher {
+	return &Dispatcher{h: h}
 }
 
-// Service returns the service behind the dispatcher.
-func (d *Dispatcher) Service() *agent.Service { return d.svc }
+// Handler returns the handler behind the dispatcher.
+func (d *Dispatcher) Handler() agent.Handler { return d.h }
 
 // Outcome is what one message produced. At most one of Response and
 // Stream is set; neither is for a notification.
@@ -60,17 +61,20 @@ type Outcome struct {
 // call c: the version and extension rules (RPC-2, RPC-3), the method and
 // its result or error. msg must already be size-limited by the carrier.
 func (d *Dispatcher) Handle(ctx context.Context, c agent.Call, msg []byte) Outcome {
+	if c.Info == nil {
+		c.Info = new(agent.RequestInfo) // receives the activated extensions
+	}
 	trimmed := bytes.TrimSpace(msg)
 	if !json.Valid(trimmed) {
-		return d.Refuse(nullID, "", a2a.NewError(a2a.CodeParseError, "Parse error: the message is not valid JSON"))
+		return d.Refuse(ctx, c, nullID, "", a2a.NewError(a2a.CodeParseError, "Parse error: the message is not valid JSON"))
 	}
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return d.handleBatch(ctx, c, trimmed)
 	}
 	call, perr := parseCall(trimmed)
 	if perr != nil {
-		d.svc.RecordRequestCode(d.binding, call.Method, perr.Code)
-		return Outcome{Response: encode(rpc.Response{ID: call.ID, Error: perr}), ID: call.ID, Method: call.Method}
+		_ = d.h.Refuse(ctx, c, call.Method, perr)
+		return Outcome{Response: encode(rpc.Response{ID: call.ID, Error: toRPCError(perr)}), ID: call.ID, Method: call.Method}
 	}
 	if t, tc := d.forTenant(c, call); t != d {
 		return t.handleOne(ctx, tc, call) // TURN-10: another agent of the site
@@ -84,18 +88,15 @@ func (d *Dispatcher) handleOne(ctx context.Context, c agent.Call, call rpc.Call)
 	if out.ID == nil {
 		out.ID = nullID
 	}
-	c, call, legacy, lerr := d.legacy(c, call)
-	if lerr != nil {
-		return d.answer(out, call, nil, lerr)
+	h, c, call, compat, terr := d.translate(c, call)
+	if terr != nil {
+		err := h.Invalid(ctx, c, call.Method, terr)
+		out.Extensions = c.Info.Extensions()
+		return answer(out, call, nil, err)
 	}
-	active, err := d.svc.Negotiate(c)
-	if err != nil {
-		return d.answer(out, call, nil, err)
-	}
-	out.Extensions = active
 	if isStreaming(call.Method) {
-		st, err := openStream(ctx, d.svc, c, call)
-		d.svc.RecordRequest(d.binding, call.Method, err)
+		st, err := openStream(ctx, h, c, call)
+		out.Extensions = c.Info.Extensions()
 		if call.Notification {
 			// Nobody listens: the turn (if one started) runs on.
 			if err == nil {
@@ -108,36 +109,34 @@ func (d *Dispatcher) handleOne(ctx context.Context, c agent.Call, call rpc.Call)
 			out.Refusal = limitRefusal(err)
 			return out
 		}
-		if legacy {
-			st = legacyStream{st}
+		if compat {
+			st = d.compat.Stream(st)
 		}
 		out.Stream = st
 		return out
 	}
-	res, err := dispatch(ctx, d.svc, c, call)
-	if legacy && err == nil {
-		res = v03.Result03(call.Method, res)
+	res, err := dispatch(ctx, h, c, call)
+	if compat && err == nil {
+		res = d.compat.Result(call.Method, res)
 	}
-	return d.answer(out, call, res, err)
+	out.Extensions = c.Info.Extensions()
+	return answer(out, call, res, err)
 }
 
-// Refuse counts a message refused before it reached a method (method ""
-// when it could not be read) and returns its error response; carriers use
-// it for their own refusals (size, content type) so they are counted and
-// shaped like the dispatcher's.
-func (d *Dispatcher) Refuse(id json.RawMessage, method string, err error) Outcome {
-	e := toRPCError(err)
-	d.svc.RecordRequestCode(d.binding, method, e.Code)
+// Refuse answers a message the carrier refused itself (size, content type,
+// credentials; method "" when it could not be read): counted through the
+// handler (Handler.Refuse) and shaped like the dispatcher's own answers.
+func (d *Dispatcher) Refuse(ctx context.Context, c agent.Call, id json.RawMessage, method string, err error) Outcome {
+	e := toRPCError(d.h.Refuse(ctx, c, method, err))
 	if id == nil {
 		id = nullID
 	}
 	return Outcome{Response: encode(rpc.Response{ID: id, Error: e}), ID: id, Method: method}
 }
 
-// answer counts a single call and fills in its response (none for a
+// answer fills in the response of a single call (none for a
 // notification).
-func (d *Dispatcher) answer(out Outcome, call rpc.Call, res any, err error) Outcome {
-	d.svc.RecordRequest(d.binding, call.Method, err)
+func answer(out Outcome, call rpc.Call, res any, err error) Outcome {
 	switch {
 	case call.Notification:
 	case err == nil:
@@ -170,42 +169,22 @@ func limitRefusal(err error) *a2a.Error {
 func (d *Dispatcher) handleBatch(ctx context.Context, c agent.Call, body []byte) Outcome {
 	var items []json.RawMessage
 	if err := json.Unmarshal(body, &items); err != nil || len(items) == 0 {
-		return d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch must be a non-empty array"))
+		return d.Refuse(ctx, c, nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch must be a non-empty array"))
 	}
 	if len(items) > maxBatch {
-		return d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most %d calls", maxBatch))
+		return d.Refuse(ctx, c, nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: a batch holds at most %d calls", maxBatch))
 	}
-	active, pre := d.svc.Negotiate(c)
-	out := Outcome{ID: nullID, Extensions: active}
+	out := Outcome{ID: nullID}
 	var resps []rpc.Response
 	for _, item := range items {
 		call, perr := parseCall(item)
 		if perr != nil {
-			d.svc.RecordRequestCode(d.binding, call.Method, perr.Code)
-			resps = append(resps, rpc.Response{JSONRPC: rpc.Version, ID: call.ID, Error: perr})
+			_ = d.h.Refuse(ctx, c, call.Method, perr)
+			resps = append(resps, rpc.Response{JSONRPC: rpc.Version, ID: call.ID, Error: toRPCError(perr)})
 			continue
 		}
-		var res any
-		err := pre
 		td, tc := d.forTenant(c, call) // TURN-10: each call to its agent
-		ic, call, legacy, lerr := td.legacy(tc, call)
-		if legacy || td != d {
-			_, err = td.svc.Negotiate(ic)
-			if err == nil {
-				err = lerr
-			}
-		}
-		if err == nil {
-			if isStreaming(call.Method) {
-				err = a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched")
-			} else {
-				res, err = dispatch(ctx, td.svc, ic, call)
-			}
-		}
-		if legacy && err == nil {
-			res = v03.Result03(call.Method, res)
-		}
-		d.svc.RecordRequest(d.binding, call.Method, err)
+		res, err := td.batchItem(ctx, tc, call)
 		if call.Notification {
 			continue
 		}
@@ -213,6 +192,7 @@ func (d *Dispatcher) handleBatch(ctx context.Context, c agent.Call, body []byte)
 		resp.JSONRPC = rpc.Version
 		resps = append(resps, resp)
 	}
+	out.Extensions = c.Info.Extensions()
 	if len(resps) == 0 {
 		return out
 	}
@@ -224,6 +204,21 @@ func (d *Dispatcher) handleBatch(ctx context.Context, c agent.Call, body []byte)
 	return out
 }
 
+// batchItem runs one call of a batch; streaming methods are refused.
+func (d *Dispatcher) batchItem(ctx context.Context, c agent.Call, call rpc.Call) (any, error) {
+	h, c, call, compat, terr := d.translate(c, call)
+	if terr != nil {
+		return nil, h.Invalid(ctx, c, call.Method, terr)
+	}
+	if isStreaming(call.Method) {
+		return nil, h.Invalid(ctx, c, call.Method, a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: streaming methods cannot be batched"))
+	}
+	res, err := dispatch(ctx, h, c, call)
+	if compat && err == nil {
+		res = d.compat.Result(call.Method, res)
+	}
+	return res, err
+}
 // isStreaming reports whether a method answers with an event stream.
 func isStreaming(method string) bool {
 	return method == a2a.MethodSendStreamingMessage || method == a2a.MethodSubscribeToTask

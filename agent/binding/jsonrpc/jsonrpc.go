@@ -1,6 +1,7 @@
-// Package jsonrpc is the JSON-RPC 2.0 binding of an agent.Service (RPC-1,
-// RPC-1a): it decodes a POST body, calls the service and encodes the
-// answer, a JSON document or an SSE stream.
+// Package jsonrpc is the JSON-RPC 2.0 binding of an agent.Handler (RPC-1,
+// RPC-1a): it decodes a POST body, calls the handler and encodes the
+// answer, a JSON document or an SSE stream. Its Dispatcher serves the
+// frame carriers (WebSocket, stdio, Redis Streams) too.
 package jsonrpc
 
 import (
@@ -18,17 +19,16 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
 )
 
-// Handler serves the JSON-RPC binding of a Service on POST /.
+// Handler serves the JSON-RPC binding of a Dispatcher on POST /.
 type Handler struct {
-	svc *agent.Service
-	tc  httpx.TransportConfig
-	d   *Dispatcher
+	tc httpx.TransportConfig
+	d  *Dispatcher
 }
 
-// New returns the JSON-RPC binding of svc with the transport settings tc
+// New returns the JSON-RPC binding of d with the transport settings tc
 // (defaults applied).
-func New(svc *agent.Service, tc httpx.TransportConfig) *Handler {
-	return &Handler{svc: svc, tc: tc.WithDefaults(), d: NewDispatcher(svc, agent.BindingJSONRPC)}
+func New(d *Dispatcher, tc httpx.TransportConfig) *Handler {
+	return &Handler{tc: tc.WithDefaults(), d: d}
 }
 
 var nullID = rpc.NullID()
@@ -48,10 +48,10 @@ func toRPCError(err error) *rpc.Error {
 
 // parseCall validates the envelope of one request (rpc.ParseCall),
 // with its failure as an A2A error.
-func parseCall(raw json.RawMessage) (rpc.Call, *rpc.Error) {
+func parseCall(raw json.RawMessage) (rpc.Call, *a2a.Error) {
 	call, perr := rpc.ParseCall(raw)
 	if perr != nil {
-		return call, toRPCError(a2a.NewError(perr.Code, "%s", perr.Message))
+		return call, a2a.NewError(perr.Code, "%s", perr.Message)
 	}
 	return call, nil
 }
@@ -76,7 +76,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 	if st == nil {
 		return
 	}
-	httpx.Pump(r.Context(), h.svc, h.tc.KeepAlive, w, st.Stream, st.frame)
+	httpx.Pump(r.Context(), h.tc.KeepAlive, w, st.Stream, st.frame)
 }
 
 // rpcStream is the stream of a streaming call with the request id its
@@ -92,22 +92,23 @@ func (s *rpcStream) frame(ev any) []byte { return EventFrame(s.id, ev) }
 // unary call (nil), or echoes the activated extensions and returns the
 // stream of a streaming one.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, principal string) *rpcStream {
+	c := h.tc.NewCall(r, agent.BindingJSONRPC, principal, "")
 	if !httpx.JSONContentType(r.Header.Get("Content-Type")) {
 		// RPC-15: refused before the body is read, so the id is null.
-		h.write(w, h.d.Refuse(nullID, "", httpx.ErrContentType()))
+		h.write(w, h.d.Refuse(r.Context(), c, nullID, "", httpx.ErrContentType()))
 		return nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.tc.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.tc.MaxBodyBytes)))
+			h.write(w, h.d.Refuse(r.Context(), c, nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the body exceeds %d bytes", h.tc.MaxBodyBytes)))
 			return nil
 		}
-		h.write(w, h.d.Refuse(nullID, "", a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
+		h.write(w, h.d.Refuse(r.Context(), c, nullID, "", a2a.NewError(a2a.CodeParseError, "Parse error: the body could not be read")))
 		return nil
 	}
-	out := h.d.Handle(r.Context(), h.tc.NewCall(r, principal, ""), body)
+	out := h.d.Handle(r.Context(), c, body)
 	if out.Stream == nil {
 		h.write(w, out)
 		return nil
@@ -145,57 +146,26 @@ func buildResponse(call rpc.Call, res any, err error) rpc.Response {
 	return rpcResult(call.ID, res)
 }
 
-// dispatch runs a non-streaming method.
-func dispatch(ctx context.Context, s *agent.Service, c agent.Call, call rpc.Call) (any, error) {
+// dispatch runs a non-streaming method; a request that cannot be decoded
+// or a method that does not exist is Handler.Invalid.
+func dispatch(ctx context.Context, h agent.Handler, c agent.Call, call rpc.Call) (any, error) {
 	switch call.Method {
 	case a2a.MethodSendMessage:
-		var req a2a.SendMessageRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.SendMessage(ctx, c, &req)
+		return run(ctx, h, c, call, h.SendMessage)
 	case a2a.MethodGetTask:
-		var req a2a.GetTaskRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.GetTask(ctx, c, &req)
+		return run(ctx, h, c, call, h.GetTask)
 	case a2a.MethodListTasks:
-		var req a2a.ListTasksRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.ListTasks(ctx, c, &req)
+		return run(ctx, h, c, call, h.ListTasks)
 	case a2a.MethodCancelTask:
-		var req a2a.CancelTaskRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.CancelTask(ctx, c, &req)
+		return run(ctx, h, c, call, h.CancelTask)
 	case a2a.MethodCreatePushConfig:
-		var req a2a.TaskPushNotificationConfig
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.CreateTaskPushNotificationConfig(ctx, c, &req)
+		return run(ctx, h, c, call, h.CreateTaskPushNotificationConfig)
 	case a2a.MethodGetPushConfig:
-		var req a2a.GetTaskPushNotificationConfigRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.GetTaskPushNotificationConfig(ctx, c, &req)
+		return run(ctx, h, c, call, h.GetTaskPushNotificationConfig)
 	case a2a.MethodListPushConfigs:
-		var req a2a.ListTaskPushNotificationConfigsRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.ListTaskPushNotificationConfigs(ctx, c, &req)
+		return run(ctx, h, c, call, h.ListTaskPushNotificationConfigs)
 	case a2a.MethodDeletePushConfig:
-		var req a2a.DeleteTaskPushNotificationConfigRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return s.DeleteTaskPushNotificationConfig(ctx, c, &req)
+		return run(ctx, h, c, call, h.DeleteTaskPushNotificationConfig)
 	case a2a.MethodGetExtendedAgentCard:
 		// The method takes no params but the tenant; other content is
 		// ignored, as before tenants were read.
@@ -204,9 +174,18 @@ func dispatch(ctx context.Context, s *agent.Service, c agent.Call, call rpc.Call
 		}
 		_ = protojson.Decode(call.Params, &req)
 		c.Tenant = req.Tenant
-		return s.GetExtendedAgentCard(ctx, c)
+		return h.GetExtendedAgentCard(ctx, c)
 	}
-	return nil, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.Method)}
+	return nil, h.Invalid(ctx, c, call.Method, &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method not found: " + truncateMethod(call.Method)})
+}
+
+// run decodes the params of call into an R and runs op with it.
+func run[R, T any](ctx context.Context, h agent.Handler, c agent.Call, call rpc.Call, op func(context.Context, agent.Call, *R) (T, error)) (any, error) {
+	req := new(R)
+	if err := protojson.Decode(call.Params, req); err != nil {
+		return nil, h.Invalid(ctx, c, call.Method, err)
+	}
+	return op(ctx, c, req)
 }
 
 func truncateMethod(m string) string {
@@ -217,17 +196,14 @@ func truncateMethod(m string) string {
 }
 
 // openStream starts a streaming method; errors come before any SSE output.
-func openStream(ctx context.Context, svc *agent.Service, c agent.Call, call rpc.Call) (agent.Stream, error) {
+func openStream(ctx context.Context, h agent.Handler, c agent.Call, call rpc.Call) (agent.Stream, error) {
+	var res any
+	var err error
 	if call.Method == a2a.MethodSendStreamingMessage {
-		var req a2a.SendMessageRequest
-		if err := protojson.Decode(call.Params, &req); err != nil {
-			return nil, err
-		}
-		return svc.SendStreamingMessage(ctx, c, &req)
+		res, err = run(ctx, h, c, call, h.SendStreamingMessage)
+	} else {
+		res, err = run(ctx, h, c, call, h.SubscribeToTask)
 	}
-	var req a2a.SubscribeToTaskRequest
-	if err := protojson.Decode(call.Params, &req); err != nil {
-		return nil, err
-	}
-	return svc.SubscribeToTask(ctx, c, &req)
+	st, _ := res.(agent.Stream)
+	return st, err
 }

@@ -28,16 +28,15 @@ type Carrier struct {
 }
 
 // Pump writes every event of out's stream through c until the stream
-// ends, ctx ends or a Send fails; the stream counts as open on the
-// dispatcher's service meanwhile. Then, in this one order for every
+// ends, ctx ends or a Send fails. Then, in this one order for every
 // carrier:
 //
 //  1. the stream is released: closed, or detached (DetachOnStop) when it
-//     was stopped or a write failed; this unsubscribes it and, with
+//     was stopped or a write failed; this unsubscribes it, stops counting
+//     it as open (agent.NewHandler's open-stream gauge) and, with
 //     CancelOnDisconnect, cancels a turn whose caller went away;
-//  2. it stops counting as open (Service.StreamOpened);
-//  3. c.Released runs;
-//  4. c.Final writes the end, unless a Send failed.
+//  2. c.Released runs;
+//  3. c.Final writes the end, unless a Send failed.
 //
 // The final frame tells the peer the request is over, so everything held
 // for it is given back before: a peer that reads the final frame and
@@ -47,7 +46,6 @@ type Carrier struct {
 // release, without the final frame.
 func (d *Dispatcher) Pump(ctx context.Context, out Outcome, c Carrier) error {
 	st := out.Stream
-	closed := d.svc.StreamOpened()
 	err := sendEvents(ctx, st, out.ID, c.Send)
 	stopped := ctx.Err() != nil
 	if c.DetachOnStop && (err != nil || stopped) {
@@ -55,7 +53,6 @@ func (d *Dispatcher) Pump(ctx context.Context, out Outcome, c Carrier) error {
 	} else {
 		st.Close()
 	}
-	closed()
 	if c.Released != nil {
 		c.Released()
 	}

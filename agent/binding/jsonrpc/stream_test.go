@@ -26,7 +26,7 @@ type pumpEnv struct {
 func newPumpEnv(t *testing.T) pumpEnv {
 	t.Helper()
 	svc, m := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 20, Delay: 20 * time.Millisecond}, CancelOnDisconnect: true})
-	return pumpEnv{d: NewDispatcher(svc, agent.BindingStdio), svc: svc, metrics: m}
+	return pumpEnv{d: NewDispatcher(agent.NewHandler(svc)), svc: svc, metrics: m}
 }
 
 // taskIDOf reads the task id of a stream's first event frame.

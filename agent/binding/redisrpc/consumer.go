@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
-	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 )
 
@@ -47,7 +46,6 @@ type Stats struct {
 type Consumer struct {
 	rdb    redis.UniversalClient
 	d      *jsonrpc.Dispatcher
-	svc    *agent.Service
 	opts   Options
 	authn  Authenticator
 	logger *zap.Logger
@@ -74,7 +72,7 @@ type Consumer struct {
 }
 
 // New returns a consumer of opts.RequestStream over rdb serving through d
-// (whose metrics label should be agent.BindingRedis). authn checks the
+// (its calls labelled agent.BindingRedis). authn checks the
 // headers of every request; nil turns auth off. The caller owns rdb.
 func New(rdb redis.UniversalClient, d *jsonrpc.Dispatcher, opts Options, authn Authenticator, logger *zap.Logger) *Consumer {
 	if logger == nil {
@@ -82,7 +80,7 @@ func New(rdb redis.UniversalClient, d *jsonrpc.Dispatcher, opts Options, authn A
 	}
 	opts = opts.WithDefaults()
 	return &Consumer{
-		rdb: rdb, d: d, svc: d.Service(), opts: opts, authn: authn, logger: logger,
+		rdb: rdb, d: d, opts: opts, authn: authn, logger: logger,
 		slots: make(chan struct{}, opts.MaxInFlight), inflight: map[string]bool{},
 		claimCursor: "0-0",
 	}

@@ -78,7 +78,7 @@ func newServiceWith(t testing.TB, be backend.Backend) *agent.Service {
 // startConsumer starts a consumer over rdb and stops it at cleanup.
 func startConsumer(t *testing.T, rdb *redis.Client, svc *agent.Service, opts Options, authn Authenticator) *Consumer {
 	t.Helper()
-	c := New(rdb, jsonrpc.NewDispatcher(svc, agent.BindingRedis), opts, authn, nil)
+	c := New(rdb, jsonrpc.NewDispatcher(agent.NewHandler(svc)), opts, authn, nil)
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func decode(t *testing.T, payload string) rpcResp {
 
 // jsonrpcDispatcher is the dispatcher of svc under the redis label.
 func jsonrpcDispatcher(svc *agent.Service) *jsonrpc.Dispatcher {
-	return jsonrpc.NewDispatcher(svc, agent.BindingRedis)
+	return jsonrpc.NewDispatcher(agent.NewHandler(svc))
 }
 
 // inflightIDs lists the entries being served.

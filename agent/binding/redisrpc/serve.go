@@ -50,7 +50,7 @@ func (c *Consumer) serve(m redis.XMessage, reclaimed bool) {
 		c.gaveUp.Add(1)
 		c.logger.Warn("redis_rpc: giving up on a request delivered too often", zap.String("entry", req.id), zap.Int("max_deliveries", MaxDeliveries))
 		id, method := peekID(req.payload)
-		err = c.write(req, c.d.Refuse(id, method, a2a.NewError(a2a.CodeInternalError, "Internal error: the request was abandoned after %d deliveries", MaxDeliveries)).Response, true)
+		err = c.write(req, c.d.Refuse(c.serveCtx, c.call(req, ""), id, method, a2a.NewError(a2a.CodeInternalError, "Internal error: the request was abandoned after %d deliveries", MaxDeliveries)).Response, true)
 	} else {
 		err = c.answer(c.serveCtx, req)
 	}
@@ -77,7 +77,7 @@ func (c *Consumer) serve(m redis.XMessage, reclaimed bool) {
 // (default: from the entry), never with its payload.
 func (c *Consumer) refuse(req request, reason string) {
 	c.refused.Add(1)
-	c.svc.RecordRequestCode(agent.BindingRedis, "", a2a.CodeInvalidRequest)
+	_ = c.d.Refuse(c.serveCtx, c.call(req, ""), nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the entry cannot be answered"))
 	switch {
 	case reason != "":
 	case req.correlation == "":
@@ -96,6 +96,11 @@ func (c *Consumer) refuse(req request, reason string) {
 	}
 }
 
+// call is the agent.Call of a request entry for principal.
+func (c *Consumer) call(req request, principal string) agent.Call {
+	return agent.Call{Binding: agent.BindingRedis, Principal: principal, BaseURL: c.opts.BaseURL, Version: req.version(), Extensions: req.extensions()}
+}
+
 // answer runs the request and writes its responses: one final entry for
 // a unary method (none for a notification), one entry per event then a
 // final one for a streaming method.
@@ -105,19 +110,18 @@ func (c *Consumer) answer(ctx context.Context, req request) error {
 		if errors.Is(req.err, errTooLarge) {
 			msg = "Invalid Request: the payload exceeds " + strconv.FormatInt(c.opts.MaxPayloadBytes, 10) + " bytes"
 		}
-		return c.write(req, c.d.Refuse(nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "%s", msg)).Response, true)
+		return c.write(req, c.d.Refuse(ctx, c.call(req, ""), nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "%s", msg)).Response, true)
 	}
 	var principal string
 	if c.authn != nil {
 		p, ok := c.authn.AuthenticateHeaders(ctx, req.headers)
 		if !ok {
 			id, method := peekID(req.payload)
-			return c.write(req, c.d.Refuse(id, method, a2a.ErrUnauthenticated()).Response, true)
+			return c.write(req, c.d.Refuse(ctx, c.call(req, ""), id, method, a2a.ErrUnauthenticated()).Response, true)
 		}
 		principal = p
 	}
-	call := agent.Call{Principal: principal, BaseURL: c.opts.BaseURL, Version: req.version(), Extensions: req.extensions()}
-	out := c.d.Handle(ctx, call, []byte(req.payload))
+	out := c.d.Handle(ctx, c.call(req, principal), []byte(req.payload))
 	if ctx.Err() != nil {
 		if out.Stream != nil {
 			out.Stream.Detach()

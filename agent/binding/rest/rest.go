@@ -1,6 +1,6 @@
-// Package rest is the HTTP+JSON binding of an agent.Service (RPC-13): it
+// Package rest is the HTTP+JSON binding of an agent.Handler (RPC-13): it
 // maps a route to an operation, decodes the path, query and body, calls
-// the service and encodes the answer, a JSON document or an SSE stream.
+// the handler and encodes the answer, a JSON document or an SSE stream.
 package rest
 
 import (
@@ -21,16 +21,16 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/internal/protojson"
 )
 
-// Handler serves the HTTP+JSON routes of a Service.
+// Handler serves the HTTP+JSON routes of an agent.Handler.
 type Handler struct {
-	svc *agent.Service
-	tc  httpx.TransportConfig
+	h  agent.Handler
+	tc httpx.TransportConfig
 }
 
-// New returns the HTTP+JSON binding of svc with the transport settings tc
+// New returns the HTTP+JSON binding of h with the transport settings tc
 // (defaults applied).
-func New(svc *agent.Service, tc httpx.TransportConfig) *Handler {
-	return &Handler{svc: svc, tc: tc.WithDefaults()}
+func New(h agent.Handler, tc httpx.TransportConfig) *Handler {
+	return &Handler{h: h, tc: tc.WithDefaults()}
 }
 
 // restRoute is a parsed HTTP+JSON path: the operation and its path values.
@@ -90,23 +90,16 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 	if !ok {
 		return false
 	}
-	if !h.methodAllowed(w, r, route) {
-		return true
-	}
-	method := restMethod(route.op, r.Method)
-	call := h.tc.NewCall(r, principal, tenant)
-	if err := httpx.Precheck(w, h.svc, call); err != nil {
-		h.svc.RecordRequest(agent.BindingREST, method, err)
-		writeRESTError(w, a2a.AsError(err), 0)
+	call := h.tc.NewCall(r, agent.BindingREST, principal, tenant)
+	if !h.methodAllowed(w, r, call, route) {
 		return true
 	}
 	res, st, err := h.operate(w, r, call, route)
+	httpx.EchoExtensions(w, call.Info.Extensions())
 	if st != nil {
-		h.svc.RecordRequest(agent.BindingREST, method, nil)
 		h.pumpREST(r.Context(), w, st)
 		return true
 	}
-	h.svc.RecordRequest(agent.BindingREST, method, err)
 	if route.op == a2a.MethodGetExtendedAgentCard {
 		h.writeExtendedCard(w, r, res, err)
 		return true
@@ -115,10 +108,16 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, principal string
 	return true
 }
 
+// refuse answers a route whose request could not be decoded: through the
+// handler, so the version rules come first and the call is counted.
+func (h *Handler) refuse(r *http.Request, call agent.Call, route restRoute, err error) error {
+	return h.h.Invalid(r.Context(), call, restMethod(route.op, r.Method), err)
+}
+
 // methodAllowed reports whether r's HTTP method is one the route serves;
 // when it is not, it answers 405 with an Allow header and counts the
 // request as method "unknown".
-func (h *Handler) methodAllowed(w http.ResponseWriter, r *http.Request, route restRoute) bool {
+func (h *Handler) methodAllowed(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) bool {
 	for _, m := range route.methodsAllowed {
 		if r.Method == m {
 			return true
@@ -126,7 +125,7 @@ func (h *Handler) methodAllowed(w http.ResponseWriter, r *http.Request, route re
 	}
 	w.Header().Set("Allow", strings.Join(route.methodsAllowed, ", "))
 	e := &a2a.Error{Code: a2a.CodeMethodNotFound, Message: "Method " + r.Method + " is not allowed on this route"}
-	h.svc.RecordRequest(agent.BindingREST, "", e) // counted as method "unknown"
+	_ = h.h.Refuse(r.Context(), call, "", e) // counted as method "unknown"
 	writeRESTError(w, e, http.StatusMethodNotAllowed)
 	return false
 }
@@ -140,26 +139,26 @@ func (h *Handler) operate(w http.ResponseWriter, r *http.Request, call agent.Cal
 	case a2a.MethodGetTask, a2a.MethodListTasks, a2a.MethodCancelTask, a2a.MethodSubscribeToTask:
 		return h.task(w, r, call, route)
 	case a2a.MethodGetExtendedAgentCard:
-		res, err := h.svc.GetExtendedAgentCard(r.Context(), call)
+		res, err := h.h.GetExtendedAgentCard(r.Context(), call)
 		return res, nil, err
 	case "pushConfigs", "pushConfig":
 		res, err := h.pushConfig(w, r, call, route)
 		return res, nil, err
 	}
-	return nil, nil, agent.ErrPushNotSupported()
+	return nil, nil, h.refuse(r, call, route, agent.ErrPushNotSupported())
 }
 
 // send answers message:send and message:stream.
 func (h *Handler) send(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, agent.Stream, error) {
 	var req a2a.SendMessageRequest
 	if err := h.decodeBody(w, r, &req, false); err != nil {
-		return nil, nil, err
+		return nil, nil, h.refuse(r, call, route, err)
 	}
 	if route.op == a2a.MethodSendMessage {
-		res, err := h.svc.SendMessage(r.Context(), call, &req)
+		res, err := h.h.SendMessage(r.Context(), call, &req)
 		return res, nil, err
 	}
-	st, err := h.svc.SendStreamingMessage(r.Context(), call, &req)
+	st, err := h.h.SendStreamingMessage(r.Context(), call, &req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,30 +167,30 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, call agent.Call, 
 
 // task answers the task routes: get, list, cancel and subscribe.
 func (h *Handler) task(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, agent.Stream, error) {
-	ctx, s := r.Context(), h.svc
+	ctx, s := r.Context(), h.h
 	switch route.op {
 	case a2a.MethodGetTask:
 		req := a2a.GetTaskRequest{ID: route.taskID}
 		q, err := protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req))
-		if err != nil {
-			return nil, nil, err
+		if err == nil {
+			req.HistoryLength, err = queryInt32(q, "historyLength")
 		}
-		if req.HistoryLength, err = queryInt32(q, "historyLength"); err != nil {
-			return nil, nil, err
+		if err != nil {
+			return nil, nil, h.refuse(r, call, route, err)
 		}
 		res, err := s.GetTask(ctx, call, &req)
 		return res, nil, err
 	case a2a.MethodListTasks:
 		req, err := listRequestFromQuery(r.URL.Query())
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, h.refuse(r, call, route, err)
 		}
 		res, err := s.ListTasks(ctx, call, req)
 		return res, nil, err
 	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
 		if err := h.decodeBody(w, r, &req, true); err != nil {
-			return nil, nil, err
+			return nil, nil, h.refuse(r, call, route, err)
 		}
 		req.ID = route.taskID
 		res, err := s.CancelTask(ctx, call, &req)
@@ -207,26 +206,26 @@ func (h *Handler) task(w http.ResponseWriter, r *http.Request, call agent.Call, 
 // pushConfig answers the push notification config routes: create and
 // list on the collection, get and delete on one config.
 func (h *Handler) pushConfig(w http.ResponseWriter, r *http.Request, call agent.Call, route restRoute) (any, error) {
-	ctx, s := r.Context(), h.svc
+	ctx, s := r.Context(), h.h
 	switch {
 	case route.op == "pushConfigs" && r.Method == http.MethodPost:
 		var req a2a.TaskPushNotificationConfig
 		if err := h.decodeBody(w, r, &req, false); err != nil {
-			return nil, err
+			return nil, h.refuse(r, call, route, err)
 		}
 		req.TaskID = route.taskID
 		return s.CreateTaskPushNotificationConfig(ctx, call, &req)
 	case route.op == "pushConfigs":
 		req := a2a.ListTaskPushNotificationConfigsRequest{TaskID: route.taskID}
 		q, err := protojson.NormalizeQuery(r.URL.Query(), reflect.TypeOf(req))
+		var ps *int32
+		if err == nil {
+			ps, err = queryInt32(q, "pageSize")
+		}
 		if err != nil {
-			return nil, err
+			return nil, h.refuse(r, call, route, err)
 		}
 		req.PageToken = q.Get("pageToken")
-		ps, err := queryInt32(q, "pageSize")
-		if err != nil {
-			return nil, err
-		}
 		if ps != nil {
 			req.PageSize = *ps
 		}
@@ -298,7 +297,7 @@ func (h *Handler) decodeBody(w http.ResponseWriter, r *http.Request, v any, opti
 
 // pumpREST streams events as SSE whose data lines are bare StreamResponses.
 func (h *Handler) pumpREST(ctx context.Context, w http.ResponseWriter, st agent.Stream) {
-	httpx.Pump(ctx, h.svc, h.tc.KeepAlive, w, st, func(ev any) []byte {
+	httpx.Pump(ctx, h.tc.KeepAlive, w, st, func(ev any) []byte {
 		b, err := a2a.MarshalJSONValue(ev)
 		if err != nil {
 			b, _ = json.Marshal(restErrorBody(a2a.ErrInternal(), 0))

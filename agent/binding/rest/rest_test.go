@@ -35,7 +35,7 @@ func fuzzHandler(f *testing.F) *Handler {
 		_ = st.Close()
 	})
 	// Zero-delay echo turns end fast; a short ContextWait keeps the fuzzer moving.
-	return New(agent.NewService(hub, agent.Config{ContextWait: 10 * time.Millisecond}), httpx.TransportConfig{MaxBodyBytes: 1 << 16})
+	return New(agent.NewHandler(agent.NewService(hub, agent.Config{ContextWait: 10 * time.Millisecond})), httpx.TransportConfig{MaxBodyBytes: 1 << 16})
 }
 
 func TestParseRESTPath(t *testing.T) {

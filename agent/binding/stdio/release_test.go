@@ -13,6 +13,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 )
 
 // XPORT-4: when the output fails mid-stream (its reader went away) the
@@ -24,7 +25,9 @@ func TestOutputGoneReleasesStream(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- Serve(context.Background(), svc, inR, outW, Options{}) }()
+	go func() {
+		done <- Serve(context.Background(), jsonrpc.NewDispatcher(agent.NewHandler(svc)), inR, outW, Options{})
+	}()
 	t.Cleanup(func() { _ = inW.Close() })
 
 	go func() {

@@ -79,6 +79,7 @@ func (o Options) withDefaults() Options {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
+	o.Call.Binding = agent.BindingStdio
 	if o.Call.Version == "" {
 		o.Call.Version = "1.0"
 	}
@@ -97,8 +98,8 @@ func (o Options) withDefaults() Options {
 //
 // Serve does not wait for a Read of in that is still blocked when ctx is
 // done; the caller closes in (stdin goes at exit).
-func Serve(ctx context.Context, svc *agent.Service, in io.Reader, out io.Writer, opts Options) error {
-	s := newSession(svc, out, opts.withDefaults())
+func Serve(ctx context.Context, d *jsonrpc.Dispatcher, in io.Reader, out io.Writer, opts Options) error {
+	s := newSession(d, out, opts.withDefaults())
 	defer s.cancel()
 	readErr := s.readAll(ctx, in)
 	s.drain()
@@ -119,9 +120,8 @@ type session struct {
 	wg     sync.WaitGroup
 }
 
-func newSession(svc *agent.Service, out io.Writer, opts Options) *session {
+func newSession(d *jsonrpc.Dispatcher, out io.Writer, opts Options) *session {
 	ctx, cancel := context.WithCancel(context.Background())
-	d := jsonrpc.NewDispatcher(svc, agent.BindingStdio)
 	if opts.Tenants != nil {
 		d = d.WithTenants(opts.Tenants) // TURN-10
 	}
@@ -167,7 +167,7 @@ func (s *session) readAll(ctx context.Context, in io.Reader) error {
 			return nil
 		case l := <-lines:
 			if l.tooLong {
-				s.w.write(s.d.Refuse(nil, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the line exceeds %d bytes", s.opts.MaxLineBytes)).Response)
+				s.w.write(s.d.Refuse(s.ctx, s.opts.Call, nil, "", a2a.NewError(a2a.CodeInvalidRequest, "Invalid Request: the line exceeds %d bytes", s.opts.MaxLineBytes)).Response)
 			} else if len(l.b) > 0 && !s.run(ctx, l.b) {
 				return nil
 			}

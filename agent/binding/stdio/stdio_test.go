@@ -16,6 +16,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
@@ -62,7 +63,7 @@ func newEnv(t *testing.T, delay time.Duration, opts Options) *env {
 		close(e.outEOF)
 	}()
 	go func() {
-		e.err = Serve(context.Background(), svc, inR, outW, opts)
+		e.err = Serve(context.Background(), jsonrpc.NewDispatcher(agent.NewHandler(svc)), inR, outW, opts)
 		_ = outW.Close()
 		close(e.done)
 	}()

@@ -16,10 +16,9 @@ import (
 // closeWait bounds how long Close waits for the connections to end.
 const closeWait = 10 * time.Second
 
-// Handler serves the WebSocket binding of a Service on Config.Path. Close
-// ends every connection it accepted.
+// Handler serves the WebSocket binding of a jsonrpc.Dispatcher on
+// Config.Path. Close ends every connection it accepted.
 type Handler struct {
-	svc *agent.Service
 	tc  httpx.TransportConfig
 	cfg Config
 	d   *jsonrpc.Dispatcher
@@ -30,16 +29,14 @@ type Handler struct {
 	wg     sync.WaitGroup
 }
 
-// New returns the WebSocket binding of svc with the transport settings tc
+// New returns the WebSocket binding of d with the transport settings tc
 // and the binding settings cfg (defaults applied to both).
-func New(svc *agent.Service, tc httpx.TransportConfig, cfg Config) *Handler {
+func New(d *jsonrpc.Dispatcher, tc httpx.TransportConfig, cfg Config) *Handler {
 	tc = tc.WithDefaults()
-	d := jsonrpc.NewDispatcher(svc, agent.BindingWebSocket)
 	if cfg.Tenants != nil {
 		d = d.WithTenants(cfg.Tenants) // TURN-10
 	}
 	return &Handler{
-		svc:   svc,
 		tc:    tc,
 		cfg:   cfg.WithDefaults(tc.KeepAlive, tc.MaxBodyBytes),
 		d:     d,
@@ -74,7 +71,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, principal string
 	}
 	c.SetReadLimit(h.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(context.Background())
-	cn := &conn{h: h, ws: c, base: h.tc.NewCall(r, principal, ""), ctx: ctx, cancel: cancel, inflight: map[string]context.CancelFunc{}, expires: expires}
+	cn := &conn{h: h, ws: c, base: h.tc.NewCall(r, agent.BindingWebSocket, principal, ""), ctx: ctx, cancel: cancel, inflight: map[string]context.CancelFunc{}, expires: expires}
 	if !h.track(cn) {
 		cancel()
 		_ = c.Close(websocket.StatusGoingAway, "server shutting down")

@@ -16,6 +16,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 )
 
 // XPORT-3: a client that goes away mid-stream has its stream released
@@ -23,7 +24,7 @@ import (
 // open-stream gauge back at 0.
 func TestPeerGoneReleasesStream(t *testing.T) {
 	svc, m := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 40, Delay: 50 * time.Millisecond}, CancelOnDisconnect: true})
-	h := New(svc, httpx.TransportConfig{KeepAlive: 200 * time.Millisecond}, Config{})
+	h := New(jsonrpc.NewDispatcher(agent.NewHandler(svc)), httpx.TransportConfig{KeepAlive: 200 * time.Millisecond}, Config{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 	t.Cleanup(srv.Close)
 

@@ -142,7 +142,7 @@ func (c *conn) refuse(id json.RawMessage, err error) {
 // refuseFrame answers a frame refused before it reached a method, counted
 // like the dispatcher's own refusals.
 func (c *conn) refuseFrame(id, payloadID json.RawMessage, method string, err error) {
-	out := c.h.d.Refuse(payloadID, method, err)
+	out := c.h.d.Refuse(c.ctx, c.base, payloadID, method, err)
 	c.send(wsframe.Encode(id, out.Response, true))
 }
 

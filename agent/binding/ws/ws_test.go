@@ -17,6 +17,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/internal/wsframe"
 )
@@ -34,7 +35,7 @@ func newTestHandler(t *testing.T, cfg Config) (*Handler, string) {
 		t.Fatal(err)
 	}
 	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 20, Delay: 50 * time.Millisecond}})
-	h := New(svc, httpx.TransportConfig{KeepAlive: 200 * time.Millisecond}, cfg)
+	h := New(jsonrpc.NewDispatcher(agent.NewHandler(svc)), httpx.TransportConfig{KeepAlive: 200 * time.Millisecond}, cfg)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 	t.Cleanup(func() {
 		srv.Close()
