@@ -400,7 +400,6 @@ func NewService(hub *Hub, cfg Config) *Service {
 	return &Service{hub: hub, st: withMetrics(hub.store, cfg.Metrics), cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
 }
 
-
 func randomKey() []byte {
 	k := make([]byte, 32)
 	if _, err := readRandom(k); err != nil {

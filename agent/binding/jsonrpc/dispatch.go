@@ -219,6 +219,7 @@ func (d *Dispatcher) batchItem(ctx context.Context, c agent.Call, call rpc.Call)
 	}
 	return res, err
 }
+
 // isStreaming reports whether a method answers with an event stream.
 func isStreaming(method string) bool {
 	return method == a2a.MethodSendStreamingMessage || method == a2a.MethodSubscribeToTask
