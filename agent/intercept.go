@@ -59,8 +59,12 @@ type chain struct {
 	run Next
 }
 
-// do runs one call through the chain and types its result.
+// do runs one call through the chain and types its result; the call's
+// RequestInfo learns its method first.
 func do[R any](ctx context.Context, c *chain, method string, call Call, req any) (R, error) {
+	if method != MethodOpenArtifact {
+		call.Info.setMethod(method)
+	}
 	res, err := c.run(ctx, &Invocation{Method: method, Call: call, Request: req})
 	out, _ := res.(R)
 	return out, err

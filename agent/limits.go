@@ -222,29 +222,39 @@ func withTurnRelease(ctx context.Context, release func()) context.Context {
 	return context.WithValue(ctx, turnReleaseKey{}, release)
 }
 
-// turnRelease returns the release attached by withTurnRelease, or nil.
+// turnRelease returns the release attached by withTurnRelease, or a
+// function that does nothing (a call that did not come through the limits
+// interceptor).
 func turnRelease(ctx context.Context) func() {
-	f, _ := ctx.Value(turnReleaseKey{}).(func())
-	return f
-}
-
-// admit applies the caller's limits to one request of method (AUTH-6).
-func (s *Service) admit(call Call, method string) error {
-	call.Info.setMethod(method)
-	return s.limits.admit(call.Principal, method)
-}
-
-// admitTurn applies the caller's limits to a message: the method and rate
-// (admit), then max_turns. It returns ctx carrying the turn's release for
-// launch, and the release itself for the caller to run when the message
-// starts no turn (idempotent).
-func (s *Service) admitTurn(ctx context.Context, call Call, method string) (context.Context, func(), error) {
-	if err := s.admit(call, method); err != nil {
-		return ctx, nil, err
+	if f, _ := ctx.Value(turnReleaseKey{}).(func()); f != nil {
+		return f
 	}
-	release, err := s.limits.startTurn(call.Principal)
+	return func() {}
+}
+
+// limit is the interceptor of the caller's limits (AUTH-6), for every A2A
+// method of every binding: the allowed methods and the rate, then for a
+// message max_turns, whose release rides in ctx to the run that ends the
+// turn (launch), or runs here when the call fails (the operation runs it
+// when a message starts no turn, RPC-18).
+func (s *Service) limit(ctx context.Context, inv *Invocation, next Next) (any, error) {
+	if inv.Refused != nil || inv.Method == MethodOpenArtifact {
+		return next(ctx, inv)
+	}
+	principal := inv.Call.Principal
+	if err := s.limits.admit(principal, inv.Method); err != nil {
+		return nil, err
+	}
+	if inv.Method != a2a.MethodSendMessage && inv.Method != a2a.MethodSendStreamingMessage {
+		return next(ctx, inv)
+	}
+	release, err := s.limits.startTurn(principal)
 	if err != nil {
-		return ctx, nil, err
+		return nil, err
 	}
-	return withTurnRelease(ctx, release), release, nil
+	res, err := next(withTurnRelease(ctx, release), inv)
+	if err != nil {
+		release() // idempotent
+	}
+	return res, err
 }

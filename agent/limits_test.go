@@ -165,12 +165,12 @@ func TestLimitRuleValidate(t *testing.T) {
 	}
 }
 
-// TestRequestInfo: the service records the method, task and context of a
+// TestRequestInfo: the handler records the method, task and context of a
 // call in Call.Info (the Caddy request variables of AUTH-6).
 func TestRequestInfo(t *testing.T) {
 	e := newTestEnv(t, Config{})
 	info := &RequestInfo{}
-	resp, err := e.svc.SendMessage(t.Context(), Call{Principal: "alice", Version: "1.0", Info: info}, &a2a.SendMessageRequest{Message: msg("hi")})
+	resp, err := NewHandler(e.svc).SendMessage(t.Context(), Call{Principal: "alice", Version: "1.0", Info: info}, &a2a.SendMessageRequest{Message: msg("hi")})
 	if err != nil || resp.Task == nil {
 		t.Fatalf("SendMessage: %v", err)
 	}

@@ -65,10 +65,7 @@ func (s *Service) SendMessage(ctx context.Context, call Call, req *a2a.SendMessa
 	if err != nil {
 		return nil, err
 	}
-	ctx, release, err := s.admitTurn(ctx, call, a2a.MethodSendMessage)
-	if err != nil {
-		return nil, err
-	}
+	release := turnRelease(ctx) // max_turns (AUTH-6): the limits interceptor's count of this turn
 	immediate := req.Configuration != nil && req.Configuration.ReturnImmediately
 	r, first, sub, prior, err := s.start(ctx, owner, call, req, immediate)
 	if err != nil {
@@ -118,10 +115,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 	if err != nil {
 		return nil, err
 	}
-	ctx, release, err := s.admitTurn(ctx, call, a2a.MethodSendStreamingMessage)
-	if err != nil {
-		return nil, err
-	}
+	release := turnRelease(ctx) // max_turns (AUTH-6): the limits interceptor's count of this turn
 	r, first, sub, prior, err := s.start(ctx, owner, call, req, true)
 	if err != nil {
 		release()
@@ -138,9 +132,6 @@ func (s *Service) SendStreamingMessage(ctx context.Context, call Call, req *a2a.
 
 // GetTask returns the caller's task with historyLength applied (RPC-8).
 func (s *Service) GetTask(ctx context.Context, call Call, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	if err := s.admit(call, a2a.MethodGetTask); err != nil {
-		return nil, err
-	}
 	owner := s.owner(call.Principal)
 	if err := call.scopeTask(&req.Tenant, "id", req.ID); err != nil {
 		return nil, err
@@ -180,9 +171,6 @@ func (s *Service) loadTask(ctx context.Context, owner, id string) (*a2a.Task, er
 
 // ListTasks returns one page of the caller's tasks (RPC-9).
 func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	if err := s.admit(call, a2a.MethodListTasks); err != nil {
-		return nil, err
-	}
 	owner := s.owner(call.Principal)
 	req.Tenant = call.tenant(req.Tenant)
 	if err := call.checkTenant(req.Tenant, ""); err != nil {
@@ -240,9 +228,6 @@ func (s *Service) ListTasks(ctx context.Context, call Call, req *a2a.ListTasksRe
 // GetExtendedAgentCard returns the authenticated extended card (CARD-8) as
 // served at call.BaseURL; call.Tenant is the request's A2A tenant.
 func (s *Service) GetExtendedAgentCard(ctx context.Context, call Call) (*a2a.AgentCard, error) {
-	if err := s.admit(call, a2a.MethodGetExtendedAgentCard); err != nil {
-		return nil, err
-	}
 	if err := call.checkTenant(call.Tenant, ""); err != nil {
 		return nil, err
 	}

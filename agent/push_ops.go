@@ -179,9 +179,6 @@ func (s *Service) pushScope(call Call, tenant *string, taskID string, id ...stri
 // CreateTaskPushNotificationConfig registers (or, with a known id,
 // replaces) a push config on one of the caller's tasks (PUSH-1).
 func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	if err := s.admit(call, a2a.MethodCreatePushConfig); err != nil {
-		return nil, err
-	}
 	owner := s.owner(call.Principal)
 	ps, ok := s.pushStore()
 	if !ok {
@@ -205,9 +202,6 @@ func (s *Service) CreateTaskPushNotificationConfig(ctx context.Context, call Cal
 // GetTaskPushNotificationConfig returns one config; an unknown one (or one
 // of another principal's task) is TaskNotFoundError.
 func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
-	if err := s.admit(call, a2a.MethodGetPushConfig); err != nil {
-		return nil, err
-	}
 	ps, owner, err := s.pushScope(call, &req.Tenant, req.TaskID, req.ID)
 	if err != nil {
 		return nil, err
@@ -230,9 +224,6 @@ func (s *Service) GetTaskPushNotificationConfig(ctx context.Context, call Call, 
 
 // ListTaskPushNotificationConfigs returns a page of a task's configs.
 func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, call Call, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	if err := s.admit(call, a2a.MethodListPushConfigs); err != nil {
-		return nil, err
-	}
 	ps, owner, err := s.pushScope(call, &req.Tenant, req.TaskID)
 	if err != nil {
 		return nil, err
@@ -279,9 +270,6 @@ func (s *Service) ListTaskPushNotificationConfigs(ctx context.Context, call Call
 // DeleteTaskPushNotificationConfig removes a config and drops its pending
 // deliveries. Deleting an unknown config of the caller's task succeeds.
 func (s *Service) DeleteTaskPushNotificationConfig(ctx context.Context, call Call, req *a2a.DeleteTaskPushNotificationConfigRequest) (*struct{}, error) {
-	if err := s.admit(call, a2a.MethodDeletePushConfig); err != nil {
-		return nil, err
-	}
 	ps, owner, err := s.pushScope(call, &req.Tenant, req.TaskID, req.ID)
 	if err != nil {
 		return nil, err
