@@ -30,3 +30,32 @@ func TestArchitectureListsEveryPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestBindingsHoldTheHandler keeps issue 27 items 1 and 2 true: outside
+// package agent (and its test fixtures), no code names the concrete
+// *agent.Service — bindings and glue hold an agent.Handler (the service
+// behind its interceptors) — and the service knows nothing of A2A 0.3
+// (the jsonrpc03 compat binding does).
+func TestBindingsHoldTheHandler(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "*.go").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(f, "tests/") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		inAgent := strings.HasPrefix(f, "agent/") && !strings.Contains(strings.TrimPrefix(f, "agent/"), "/")
+		if !inAgent && !strings.HasPrefix(f, "agent/agenttest/") && strings.Contains(src, "*agent.Service") {
+			t.Errorf("%s names *agent.Service: hold an agent.Handler", f)
+		}
+		if inAgent && (strings.Contains(src, "LegacyV03") || strings.Contains(src, "a2a/v03")) {
+			t.Errorf("%s: package agent must not know A2A 0.3 (agent/binding/jsonrpc03 does)", f)
+		}
+	}
+}
