@@ -3,11 +3,11 @@ package push
 import (
 	"errors"
 	"net/url"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Defaults of RedisOptions (PUSH-6).
@@ -58,11 +58,7 @@ func (o RedisOptions) WithDefaults() RedisOptions {
 		o.Group = DefaultConsumerGroup
 	}
 	if o.Consumer == "" {
-		h, _ := os.Hostname()
-		if h == "" {
-			h = "gateway"
-		}
-		o.Consumer = h + "-" + strconv.Itoa(os.Getpid())
+		o.Consumer = redisstream.ConsumerName()
 	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLeaseTimeout
