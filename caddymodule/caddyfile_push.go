@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"strconv"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -69,20 +70,10 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 			// The CIDRs are checked by push's Validate.
 			args := d.RemainingArgs()
 			p.AllowPrivateNetworks = append(p.AllowPrivateNetworks, args...)
-		case "timeout":
-			if err := durationArg(d, &p.Timeout); err != nil {
-				return nil, err
-			}
-		case "retry_initial":
-			if err := durationArg(d, &p.RetryInitial); err != nil {
-				return nil, err
-			}
-		case "retry_max":
-			if err := durationArg(d, &p.RetryMax); err != nil {
-				return nil, err
-			}
-		case "lease":
-			if err := durationArg(d, &p.Lease); err != nil {
+		case "timeout", "retry_initial", "retry_max", "lease":
+			field := map[string]*caddy.Duration{"timeout": &p.Timeout, "retry_initial": &p.RetryInitial,
+				"retry_max": &p.RetryMax, "lease": &p.Lease}[opt]
+			if err := durationArg(d, field); err != nil {
 				return nil, err
 			}
 		case "max_attempts", "workers", "max_configs_per_task":

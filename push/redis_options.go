@@ -1,6 +1,7 @@
 package push
 
 import (
+	"cmp"
 	"errors"
 	"net/url"
 	"time"
@@ -45,18 +46,10 @@ type RedisOptions struct {
 
 // WithDefaults fills zero fields.
 func (o RedisOptions) WithDefaults() RedisOptions {
-	if o.Stream == "" {
-		o.Stream = DefaultStream
-	}
-	if o.RetryKey == "" {
-		o.RetryKey = DefaultRetryKey
-	}
-	if o.DeadStream == "" {
-		o.DeadStream = DefaultDeadStream
-	}
-	if o.Group == "" {
-		o.Group = DefaultConsumerGroup
-	}
+	o.Stream = cmp.Or(o.Stream, DefaultStream)
+	o.RetryKey = cmp.Or(o.RetryKey, DefaultRetryKey)
+	o.DeadStream = cmp.Or(o.DeadStream, DefaultDeadStream)
+	o.Group = cmp.Or(o.Group, DefaultConsumerGroup)
 	if o.Consumer == "" {
 		o.Consumer = redisstream.ConsumerName()
 	}
