@@ -26,23 +26,8 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 			return nil, a2a.ErrTaskNotFound(req.ID)
 		}
 		wasLive = true
-		r.mu.Lock()
-		r.canceling = true
-		r.mu.Unlock()
-		r.cancel(errCanceledByClient)
-		t := time.NewTimer(s.cfg.CancelDrain)
-		defer t.Stop()
-		select {
-		case <-r.done:
-		case <-t.C:
-			// The backend did not stop in time: the task is canceled anyway,
-			// streams get the final event, and the backend's late events
-			// are dropped.
-			snap := s.finalize(r, a2a.TaskStateCanceled, msgCanceled, &turnState{})
-			out := s.trimTask(snap, nil, true)
-			return &out, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if out, answered, err := s.stopLiveRun(ctx, r); answered {
+			return out, err
 		}
 		// The turn is over. If it ended on its own just before the cancel
 		// took effect, the task is handled like any stored task below.
@@ -78,6 +63,39 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 		s.hub.runs.Delete(t.ID)
 		guard.finish()
 	}()
+	return s.cancelHeld(ctx, owner, t, guard)
+}
+
+// stopLiveRun cancels the turn r running on this instance and waits up to
+// cancel_drain for it to stop. answered is true when the cancel's answer
+// is out or err: the backend did not stop in time (the task is canceled
+// anyway, streams get the final event, and the backend's late events are
+// dropped) or ctx ended. Otherwise the turn is over and the caller goes on
+// with the stored task.
+func (s *Service) stopLiveRun(ctx context.Context, r *run) (out *a2a.Task, answered bool, err error) {
+	r.mu.Lock()
+	r.canceling = true
+	r.mu.Unlock()
+	r.cancel(errCanceledByClient)
+	t := time.NewTimer(s.cfg.CancelDrain)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		return nil, false, nil
+	case <-t.C:
+		snap := s.finalize(r, a2a.TaskStateCanceled, msgCanceled, &turnState{})
+		trimmed := s.trimTask(snap, nil, true)
+		return &trimmed, true, nil
+	case <-ctx.Done():
+		return nil, true, ctx.Err()
+	}
+}
+
+// cancelHeld cancels t while guard holds its task id: t is read again, and
+// a task that ended meanwhile is answered by canceledAgain; a turn still
+// running on another instance gets a sealed write; otherwise t is stored
+// CANCELED and the streams of guard get the final event.
+func (s *Service) cancelHeld(ctx context.Context, owner string, t *a2a.Task, guard *run) (*a2a.Task, error) {
 	if cur, err := s.st.GetTask(ctx, owner, t.ID); err == nil {
 		t = cur
 	}

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"strconv"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -35,6 +36,8 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 	if d.NextArg() {
 		return nil, d.ArgErr()
 	}
+	durationOptions := map[string]*caddy.Duration{"timeout": &p.Timeout, "retry_initial": &p.RetryInitial,
+		"retry_max": &p.RetryMax, "lease": &p.Lease}
 	options := newBlockOptions("push", "allow_private_networks", "sign")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
@@ -69,20 +72,8 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 			// The CIDRs are checked by push's Validate.
 			args := d.RemainingArgs()
 			p.AllowPrivateNetworks = append(p.AllowPrivateNetworks, args...)
-		case "timeout":
-			if err := durationArg(d, &p.Timeout); err != nil {
-				return nil, err
-			}
-		case "retry_initial":
-			if err := durationArg(d, &p.RetryInitial); err != nil {
-				return nil, err
-			}
-		case "retry_max":
-			if err := durationArg(d, &p.RetryMax); err != nil {
-				return nil, err
-			}
-		case "lease":
-			if err := durationArg(d, &p.Lease); err != nil {
+		case "timeout", "retry_initial", "retry_max", "lease":
+			if err := durationArg(d, durationOptions[opt]); err != nil {
 				return nil, err
 			}
 		case "max_attempts", "workers", "max_configs_per_task":
@@ -122,38 +113,27 @@ func unmarshalPush(d *caddyfile.Dispenser) (*PushConfig, error) {
 
 func unmarshalPushRedis(d *caddyfile.Dispenser) (*PushRedisConfig, error) {
 	r := &PushRedisConfig{}
+	stringOptions := map[string]*string{"redis_url": &r.URL, "stream": &r.Stream, "retry_key": &r.RetryKey,
+		"dead_stream": &r.DeadStream, "consumer_group": &r.ConsumerGroup, "consumer_name": &r.ConsumerName}
 	options := newBlockOptions("push redis-streams")
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		opt := d.Val()
 		if err := options.once(d); err != nil {
 			return nil, err
 		}
-		var dst *string
-		switch opt {
-		case "redis_url":
-			dst = &r.URL
-		case "stream":
-			dst = &r.Stream
-		case "retry_key":
-			dst = &r.RetryKey
-		case "dead_stream":
-			dst = &r.DeadStream
-		case "consumer_group":
-			dst = &r.ConsumerGroup
-		case "consumer_name":
-			dst = &r.ConsumerName
-		case "lease_timeout_ms":
+		switch dst := stringOptions[opt]; {
+		case dst != nil:
+			if err := stringArg(d, dst); err != nil {
+				return nil, err
+			}
+		case opt == "lease_timeout_ms":
 			n, err := countArg(d, "push: lease_timeout_ms")
 			if err != nil {
 				return nil, err
 			}
 			r.LeaseTimeoutMS = int64(n)
-			continue
 		default:
 			return nil, d.Errf("push: unknown redis-streams option %q", opt)
-		}
-		if err := stringArg(d, dst); err != nil {
-			return nil, err
 		}
 	}
 	return r, nil

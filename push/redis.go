@@ -4,15 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // RedisQueue is the `redis-streams` queue (PUSH-6). Jobs are first written
@@ -74,21 +73,10 @@ func (q *RedisQueue) Prepare(ctx context.Context) error {
 }
 
 func (q *RedisQueue) ensureGroup(ctx context.Context) error {
-	err := q.rdb.XGroupCreateMkStream(ctx, q.opts.Stream, q.opts.Group, "0").Err()
-	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("creating the push consumer group: %w", redisErr(err))
+	if err := redisstream.EnsureGroup(ctx, q.rdb, q.opts.Stream, q.opts.Group); err != nil {
+		return fmt.Errorf("creating the push consumer group: %w", redisstream.ShortErr(err))
 	}
 	return nil
-}
-
-// redisErr strips what could carry a password (go-redis errors do not,
-// but a URL parse error might) and keeps the message short.
-func redisErr(err error) error {
-	msg := err.Error()
-	if len(msg) > 200 {
-		msg = msg[:200]
-	}
-	return errors.New(msg)
 }
 
 // Close closes the connection when the queue opened it.

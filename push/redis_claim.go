@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Claim returns reclaimed entries first, then new ones (XREADGROUP, bounded block).
@@ -35,7 +37,7 @@ func (q *RedisQueue) Claim(ctx context.Context, n int) ([]Job, error) {
 			if strings.Contains(err.Error(), "NOGROUP") {
 				return nil, q.ensureGroup(ctx)
 			}
-			return nil, redisErr(err)
+			return nil, redisstream.ShortErr(err)
 		}
 		for _, s := range res {
 			msgs = append(msgs, s.Messages...)
@@ -78,7 +80,7 @@ func (q *RedisQueue) Ack(ctx context.Context, j Job) error {
 	pipe.XDel(ctx, q.opts.Stream, j.handle)
 	_, err := pipe.Exec(ctx)
 	if err != nil {
-		return redisErr(err)
+		return redisstream.ShortErr(err)
 	}
 	return nil
 }
@@ -95,7 +97,7 @@ func (q *RedisQueue) Retry(ctx context.Context, j Job, due time.Time, _ string) 
 	pipe.XAck(ctx, q.opts.Stream, q.opts.Group, j.handle)
 	pipe.XDel(ctx, q.opts.Stream, j.handle)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return redisErr(err)
+		return redisstream.ShortErr(err)
 	}
 	return nil
 }
@@ -106,7 +108,7 @@ func (q *RedisQueue) Depth(ctx context.Context) (int64, error) {
 	xl := pipe.XLen(ctx, q.opts.Stream)
 	zc := pipe.ZCard(ctx, q.opts.RetryKey)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, redisErr(err)
+		return 0, redisstream.ShortErr(err)
 	}
 	n := xl.Val() + zc.Val()
 	if q.outbox != nil {

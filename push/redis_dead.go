@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Dead writes the job to the dead stream and acknowledges its entry.
@@ -22,7 +24,7 @@ func (q *RedisQueue) Dead(ctx context.Context, j Job, reason string) error {
 		pipe.XDel(ctx, q.opts.Stream, j.handle)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return redisErr(err)
+		return redisstream.ShortErr(err)
 	}
 	return nil
 }
@@ -37,7 +39,7 @@ type deadEntry struct {
 func (q *RedisQueue) deadEntries(ctx context.Context, limit int) ([]deadEntry, error) {
 	msgs, err := q.rdb.XRangeN(ctx, q.opts.DeadStream, "-", "+", int64(limit)).Result()
 	if err != nil {
-		return nil, redisErr(err)
+		return nil, redisstream.ShortErr(err)
 	}
 	out := make([]deadEntry, 0, len(msgs))
 	for _, m := range msgs {
@@ -93,7 +95,7 @@ func (q *RedisQueue) Requeue(ctx context.Context, id string) (int, error) {
 		pipe.XAdd(ctx, &redis.XAddArgs{Stream: q.opts.Stream, Values: []any{"job", string(b)}})
 		pipe.XDel(ctx, q.opts.DeadStream, e.streamID)
 		if _, err := pipe.Exec(ctx); err != nil {
-			return n, redisErr(err)
+			return n, redisstream.ShortErr(err)
 		}
 		n++
 	}

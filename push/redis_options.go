@@ -1,13 +1,14 @@
 package push
 
 import (
+	"cmp"
 	"errors"
 	"net/url"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Defaults of RedisOptions (PUSH-6).
@@ -45,24 +46,12 @@ type RedisOptions struct {
 
 // WithDefaults fills zero fields.
 func (o RedisOptions) WithDefaults() RedisOptions {
-	if o.Stream == "" {
-		o.Stream = DefaultStream
-	}
-	if o.RetryKey == "" {
-		o.RetryKey = DefaultRetryKey
-	}
-	if o.DeadStream == "" {
-		o.DeadStream = DefaultDeadStream
-	}
-	if o.Group == "" {
-		o.Group = DefaultConsumerGroup
-	}
+	o.Stream = cmp.Or(o.Stream, DefaultStream)
+	o.RetryKey = cmp.Or(o.RetryKey, DefaultRetryKey)
+	o.DeadStream = cmp.Or(o.DeadStream, DefaultDeadStream)
+	o.Group = cmp.Or(o.Group, DefaultConsumerGroup)
 	if o.Consumer == "" {
-		h, _ := os.Hostname()
-		if h == "" {
-			h = "gateway"
-		}
-		o.Consumer = h + "-" + strconv.Itoa(os.Getpid())
+		o.Consumer = redisstream.ConsumerName()
 	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLeaseTimeout

@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Wake wakes the relay.
@@ -96,7 +98,7 @@ func (q *RedisQueue) relayOnce(ctx context.Context) (int, error) {
 		ids[i] = j.ID
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return 0, fmt.Errorf("adding to the push stream: %w", redisErr(err))
+		return 0, fmt.Errorf("adding to the push stream: %w", redisstream.ShortErr(err))
 	}
 	// A crash here re-relays the batch after restart: duplicates, no loss.
 	if err := q.outbox.AckPushJobs(context.WithoutCancel(ctx), ids...); err != nil {
@@ -126,7 +128,7 @@ func (q *RedisQueue) maintain(ctx context.Context) {
 func (q *RedisQueue) promote(ctx context.Context) (int, error) {
 	n, err := promoteScript.Run(ctx, q.rdb, []string{q.opts.RetryKey, q.opts.Stream}, time.Now().UnixMilli(), 500).Int()
 	if err != nil {
-		return 0, redisErr(err)
+		return 0, redisstream.ShortErr(err)
 	}
 	return n, nil
 }
@@ -143,7 +145,7 @@ func (q *RedisQueue) reclaim(ctx context.Context) error {
 			if strings.Contains(err.Error(), "NOGROUP") {
 				return q.ensureGroup(ctx)
 			}
-			return redisErr(err)
+			return redisstream.ShortErr(err)
 		}
 		for _, m := range msgs {
 			select {

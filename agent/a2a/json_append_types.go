@@ -82,23 +82,26 @@ func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
 	dst = appendOptString(dst, `,"taskId":`, m.TaskID)
 	dst = append(dst, `,"role":`...)
 	dst = appendJSONString(dst, string(m.Role))
+	var ok bool
+	if dst, ok = appendContent(dst, m.Parts, m.Metadata, m.Extensions); !ok {
+		return dst, false
+	}
+	dst = appendOptStrings(dst, `,"referenceTaskIds":`, m.ReferenceTaskIDs)
+	return append(dst, '}'), true
+}
+
+// appendContent appends the members Message and Artifact share, in their
+// order: `,"parts":` and, when not empty, metadata and extensions.
+func appendContent(dst []byte, parts []Part, md map[string]any, exts []string) ([]byte, bool) {
 	dst = append(dst, `,"parts":`...)
 	var ok bool
-	if dst, ok = appendParts(dst, m.Parts); !ok {
+	if dst, ok = appendParts(dst, parts); !ok {
 		return dst, false
 	}
-	if dst, ok = appendOptMetadata(dst, m.Metadata); !ok {
+	if dst, ok = appendOptMetadata(dst, md); !ok {
 		return dst, false
 	}
-	if len(m.Extensions) > 0 {
-		dst = append(dst, `,"extensions":`...)
-		dst = appendJSONStrings(dst, m.Extensions)
-	}
-	if len(m.ReferenceTaskIDs) > 0 {
-		dst = append(dst, `,"referenceTaskIds":`...)
-		dst = appendJSONStrings(dst, m.ReferenceTaskIDs)
-	}
-	return append(dst, '}'), true
+	return appendOptStrings(dst, `,"extensions":`, exts), true
 }
 
 func (s *TaskStatus) appendJSON(dst []byte) ([]byte, bool) {
@@ -120,17 +123,9 @@ func (a *Artifact) appendJSON(dst []byte) ([]byte, bool) {
 	dst = appendJSONString(dst, a.ArtifactID)
 	dst = appendOptString(dst, `,"name":`, a.Name)
 	dst = appendOptString(dst, `,"description":`, a.Description)
-	dst = append(dst, `,"parts":`...)
 	var ok bool
-	if dst, ok = appendParts(dst, a.Parts); !ok {
+	if dst, ok = appendContent(dst, a.Parts, a.Metadata, a.Extensions); !ok {
 		return dst, false
-	}
-	if dst, ok = appendOptMetadata(dst, a.Metadata); !ok {
-		return dst, false
-	}
-	if len(a.Extensions) > 0 {
-		dst = append(dst, `,"extensions":`...)
-		dst = appendJSONStrings(dst, a.Extensions)
 	}
 	return append(dst, '}'), true
 }
@@ -243,25 +238,11 @@ func (r *StreamResponse) appendJSON(dst []byte) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
+// appendJSON writes the response as the StreamResponse with the same Task
+// and Message: the members and their order are the same.
 func (r *SendMessageResponse) appendJSON(dst []byte) ([]byte, bool) {
-	dst = append(dst, '{')
-	var ok bool
-	if r.Task != nil {
-		dst = append(dst, `"task":`...)
-		if dst, ok = r.Task.appendJSON(dst); !ok {
-			return dst, false
-		}
-	}
-	if r.Message != nil {
-		if r.Task != nil {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"message":`...)
-		if dst, ok = r.Message.appendJSON(dst); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, '}'), true
+	ev := StreamResponse{Task: r.Task, Message: r.Message}
+	return ev.appendJSON(dst)
 }
 
 // appendComma appends the comma before an object member unless dst has
@@ -280,6 +261,15 @@ func appendOptString(dst []byte, key, v string) []byte {
 		return dst
 	}
 	return appendJSONString(append(dst, key...), v)
+}
+
+// appendOptStrings appends key (`,"name":`) and list when list is not
+// empty, as omitempty does.
+func appendOptStrings(dst []byte, key string, list []string) []byte {
+	if len(list) == 0 {
+		return dst
+	}
+	return appendJSONStrings(append(dst, key...), list)
 }
 
 // appendOptMetadata appends `,"metadata":` and md when md is not empty.

@@ -92,8 +92,6 @@ type jwtValidator struct {
 	skew      time.Duration
 }
 
-// newJWTValidator builds a validator from c; resolve resolves
-// placeholders. Warnings never contain secrets.
 // ValidateClockSkew checks clock_skew (0: the default) without loading
 // any key, so a config can be checked before it is provisioned.
 func (c *JWT) ValidateClockSkew() error {
@@ -103,7 +101,35 @@ func (c *JWT) ValidateClockSkew() error {
 	return nil
 }
 
+// newJWTValidator builds a validator from c; resolve resolves
+// placeholders. Warnings never contain secrets.
 func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jwtValidator, []string, error) {
+	v, warns, err := loadJWTKeys(c, resolve)
+	if err != nil {
+		return nil, nil, err
+	}
+	algs, err := jwtAlgorithms(c.Algorithms, v.secret != nil, v.keys != nil || v.remote != nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	v.algs = algs
+	if err := c.ValidateClockSkew(); err != nil {
+		return nil, nil, err
+	}
+	skew := time.Duration(c.ClockSkew)
+	if skew == 0 {
+		skew = DefaultClockSkew
+	}
+	opts, claimWarns := jwtParserOptions(c, algs, skew)
+	v.parser = jwt.NewParser(opts...)
+	v.skew = skew
+	return v, append(warns, claimWarns...), nil
+}
+
+// loadJWTKeys returns a validator holding the keys c names (the secret,
+// the JWKS file, the remote JWKS) and the warnings about them; at least
+// one is required.
+func loadJWTKeys(c *JWT, resolve func(field, v string) (string, error)) (*jwtValidator, []string, error) {
 	var warns []string
 	v := &jwtValidator{secretKID: c.SecretKID}
 	if c.Secret != "" {
@@ -139,10 +165,16 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 	if v.secret == nil && v.keys == nil && v.remote == nil {
 		return nil, nil, errors.New("jwt: set secret, jwks_file or jwks_url")
 	}
-	hasJWKS := v.keys != nil || v.remote != nil
-	algs := c.Algorithms
+	return v, warns, nil
+}
+
+// jwtAlgorithms returns the accepted algorithms: configured, checked to
+// be supported, or by default HS256 with a secret and RS256, ES256 and
+// EdDSA with a JWKS.
+func jwtAlgorithms(configured []string, hasSecret, hasJWKS bool) ([]string, error) {
+	algs := configured
 	if len(algs) == 0 {
-		if v.secret != nil {
+		if hasSecret {
 			algs = append(algs, jws.AlgHS256)
 		}
 		if hasJWKS {
@@ -153,17 +185,16 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 		switch a {
 		case jws.AlgHS256, jws.AlgRS256, jws.AlgES256, jws.AlgEdDSA:
 		default:
-			return nil, nil, fmt.Errorf("jwt algorithms: %q is not supported (HS256, RS256, ES256, EdDSA)", a)
+			return nil, fmt.Errorf("jwt algorithms: %q is not supported (HS256, RS256, ES256, EdDSA)", a)
 		}
 	}
-	v.algs = algs
-	if err := c.ValidateClockSkew(); err != nil {
-		return nil, nil, err
-	}
-	skew := time.Duration(c.ClockSkew)
-	if skew == 0 {
-		skew = DefaultClockSkew
-	}
+	return algs, nil
+}
+
+// jwtParserOptions returns the parser options for algs and skew, with the
+// issuer and audience c requires, and a warning for each one it does not.
+func jwtParserOptions(c *JWT, algs []string, skew time.Duration) ([]jwt.ParserOption, []string) {
+	var warns []string
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(algs),
 		jwt.WithLeeway(skew),
@@ -180,11 +211,11 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 	} else {
 		warns = append(warns, "jwt: no audience configured; tokens meant for other services are accepted")
 	}
-	v.parser = jwt.NewParser(opts...)
-	v.skew = skew
-	return v, warns, nil
+	return opts, warns
 }
 
+// readJWKSFile reads and parses the JWKS file at path (at most
+// jws.MaxJWKSBytes).
 func readJWKSFile(path string) (*jws.KeySet, error) {
 	f, err := os.Open(path)
 	if err != nil {

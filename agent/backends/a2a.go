@@ -203,11 +203,8 @@ func indexOf(list []string, v string) int {
 
 // RunTurn implements backend.Backend.
 func (a *A2A) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
-	if a.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := turnContext(ctx, a.Timeout)
+	defer cancel()
 	d, err := a.upstream(ctx)
 	if err != nil {
 		return classifyUpstream(ctx, err)

@@ -54,11 +54,8 @@ func (h *HTTP) Validate() error {
 
 // RunTurn implements backend.Backend.
 func (h *HTTP) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
-	if h.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, h.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := turnContext(ctx, h.Timeout)
+	defer cancel()
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("http backend: encoding the turn request: %w", err)
@@ -198,6 +195,15 @@ func classifyTransportErr(ctx context.Context, err error) error {
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 var _ backend.Backend = (*HTTP)(nil)
+
+// turnContext is ctx bounded by timeout, the limit of one turn; 0 means
+// none.
+func turnContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
+	}
+	return ctx, func() {}
+}
 
 // checkUpstream requires an absolute http(s) URL without credentials in it;
 // what names the setting, instead the option to use for credentials.

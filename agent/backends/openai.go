@@ -214,11 +214,8 @@ func (o *OpenAI) userContent(req *backend.TurnRequest) (any, string) {
 
 // RunTurn implements backend.Backend.
 func (o *OpenAI) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := turnContext(ctx, o.Timeout)
+	defer cancel()
 	conv := o.load(req.Session)
 	content, kept := o.userContent(req)
 	b, err := o.requestBody(conv, content)
