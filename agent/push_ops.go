@@ -49,8 +49,8 @@ func (s *Service) pushStore() (store.PushStore, bool) {
 	if s.cfg.Push == nil {
 		return nil, false
 	}
-	ps, ok := s.hub.store.(store.PushStore)
-	return ps, ok
+	ps := s.st.caps().Push
+	return ps, ps != nil
 }
 
 // PushEnabled reports whether push notifications are on for this service.

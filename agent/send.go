@@ -300,7 +300,7 @@ func (s *Service) lazyWrite(r *run) {
 		}
 	}
 	var err error
-	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
+	if nw := s.st.caps().NoWait; nw != nil {
 		err = nw.PutTaskNoWait(r.owner, &snap)
 	} else {
 		err = s.st.PutTask(context.Background(), r.owner, &snap)

@@ -86,7 +86,6 @@ type Redis struct {
 var (
 	_ FullStore      = (*Redis)(nil)
 	_ ContextLeaser  = (*Redis)(nil)
-	_ Shared         = (*Redis)(nil)
 	_ ContextCreator = (*Redis)(nil)
 )
 

@@ -29,9 +29,6 @@ const liveBatch = 256
 
 func (s *Redis) cancelChannel() string { return s.p + "{c}:cancel" }
 
-// SharesEvents implements SharedEvents: always.
-func (s *Redis) SharesEvents() bool { return true }
-
 // LiveEvents implements SharedEvents.
 func (s *Redis) LiveEvents(ctx context.Context, taskID string, after uint64) (Subscription, error) {
 	if err := s.live(); err != nil {

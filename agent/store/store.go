@@ -107,9 +107,9 @@ type ContextStore interface {
 	GetContext(ctx context.Context, owner, id string) (*ContextRecord, error)
 }
 
-// Store is what the agent runtime (agent.Hub) is built over: tasks and
-// contexts. Push notifications also need a PushStore, which the runtime
-// finds by a type assertion on the same value.
+// Store is the part of a store every runtime needs: tasks and contexts.
+// The runtime (agent.Hub) is built over a store's Capabilities, which
+// hold it with the optional parts (push, event log, sharing…).
 type Store interface {
 	TaskStore
 	ContextStore
