@@ -133,6 +133,12 @@ type endedSubscription struct{}
 func (endedSubscription) Next(context.Context) (store.Event, bool) { return store.Event{}, false }
 func (endedSubscription) Close()                                   {}
 
+// Buffered is true: Next returns at once.
+func (endedSubscription) Buffered() bool { return true }
+
+// Ready is nil: there is nothing to wait for.
+func (endedSubscription) Ready() <-chan struct{} { return nil }
+
 // subscribe returns the current task, its sequence number and a
 // subscription to every later event; the subscription ends once the run
 // finishes.

@@ -295,9 +295,7 @@ func (s *Service) lazyWrite(r *run) {
 	if s.hub.shared() != nil {
 		// Other instances see the task from now on: its events too
 		// (followers elsewhere read the shared log).
-		if w, ok := r.log.(store.Watcher); ok {
-			w.Watch()
-		}
+		r.log.Watch()
 	}
 	var err error
 	if nw := s.st.caps().NoWait; nw != nil {

@@ -48,6 +48,12 @@ type redisLiveSub struct {
 	closed atomic.Bool
 }
 
+// Buffered implements Subscription: false, Next reads Redis.
+func (l *redisLiveSub) Buffered() bool { return false }
+
+// Ready implements Subscription: nil, the reader waits in Next.
+func (l *redisLiveSub) Ready() <-chan struct{} { return nil }
+
 // Next implements Subscription.
 func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 	for {
