@@ -15,7 +15,7 @@ import (
 // Context leases across instances (SCALE-3): with a shared store the busy
 // flag of a context is also a lease in the store, taken after the
 // in-process flag, renewed while the turn runs and released at its end.
-// A single-process store (SQLite) says store.ErrLocalLeases and the
+// A single-process store (SQLite) has no Capabilities.Leaser: the
 // in-process flag alone serialises the turns, as before.
 const (
 	// contextLeaseTTL is how long a lease outlives a holder that died.

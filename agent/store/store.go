@@ -1,9 +1,11 @@
 // Package store defines, as narrow interfaces, what the agent runtime keeps
 // and shares: tasks (TaskStore), contexts (ContextStore), push configs
 // (PushConfigStore), the push outbox (Outbox) and the events of running
-// turns (EventBus, EventLog). It holds the embedded SQLite implementation of
-// the stores (SQLite, and Deferred, opened later: OPS-6) and the in-process
-// event bus (LocalBus). It imports nothing from Caddy and nothing of agent.
+// turns (EventBus, EventLog). Each store says once, when it opens, which
+// parts it has (Capabilities). It holds the embedded SQLite implementation
+// of the stores (SQLite, and Deferred, opened later: OPS-6), the shared one
+// (Redis) and the in-process event bus (LocalBus). It imports nothing from
+// Caddy and nothing of agent.
 package store
 
 import (
