@@ -9,17 +9,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-// FullStore is the part every store implementation has: tasks, contexts,
-// no-wait writes, push configs and the outbox, and Close. *SQLite and
-// *Redis are one.
-type FullStore interface {
-	Store
-	NoWaitWriter
-	PushStore
-}
-
-var _ FullStore = (*SQLite)(nil)
-
 // ErrNotOpen is returned by the Store of a Deferred that is not open yet.
 var ErrNotOpen = errors.New("store not open yet")
 
