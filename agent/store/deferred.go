@@ -56,16 +56,6 @@ func (d *Deferred) Fail(err error) {
 	})
 }
 
-// Opened reports whether Open was called.
-func (d *Deferred) Opened() bool {
-	select {
-	case <-d.ready:
-		return d.caps != nil
-	default:
-		return false
-	}
-}
-
 // Wait blocks until d is opened (nil), failed or closed (the error), or
 // ctx ends.
 func (d *Deferred) Wait(ctx context.Context) error {
