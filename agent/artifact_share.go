@@ -25,15 +25,15 @@ const sharedBlobTimeout = 30 * time.Second
 // shareArtifact puts a stored payload in the shared store. A payload over
 // max_shared_blob_bytes fails the turn with a clear error.
 func (s *Service) shareArtifact(ctx context.Context, sha string, b []byte) error {
-	bs, ok := s.hub.store.(store.BlobStore)
-	if !ok {
+	bs := s.st.caps().Blobs
+	if bs == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, sharedBlobTimeout)
 	defer cancel()
 	err := bs.PutBlob(ctx, sha, b)
 	switch {
-	case err == nil, errors.Is(err, store.ErrLocalBlobs):
+	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrBlobTooLarge):
 		return protocolErrorf("artifact payload of %d bytes exceeds the shared store's max_shared_blob_bytes (%d)", len(b), bs.MaxBlobBytes())
@@ -44,15 +44,15 @@ func (s *Service) shareArtifact(ctx context.Context, sha string, b []byte) error
 // openSharedArtifact fetches a payload this instance does not hold from
 // the shared store into its artifact directory and opens it.
 func (s *Service) openSharedArtifact(ctx context.Context, sha string) (*os.File, bool) {
-	bs, ok := s.hub.store.(store.BlobStore)
-	if !ok {
+	bs := s.st.caps().Blobs
+	if bs == nil {
 		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, sharedBlobTimeout)
 	defer cancel()
 	b, err := bs.GetBlob(ctx, sha)
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrLocalBlobs) {
+		if !errors.Is(err, store.ErrNotFound) {
 			s.cfg.Logger.Warn("reading an artifact payload from the shared store", errField(err))
 		}
 		return nil, false

@@ -99,7 +99,7 @@ func BenchmarkListTasksPage(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {
 			h := benchHandler(b)
-			st := h.Service().hub.store
+			st := h.Service().hub.caps().Store
 			ctx := context.Background()
 			for i := 0; i < n; i++ {
 				t := &a2a.Task{ID: fmt.Sprintf("task-%07d", i), ContextID: fmt.Sprintf("ctx-%d", i%100),

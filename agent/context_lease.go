@@ -15,7 +15,7 @@ import (
 // Context leases across instances (SCALE-3): with a shared store the busy
 // flag of a context is also a lease in the store, taken after the
 // in-process flag, renewed while the turn runs and released at its end.
-// A single-process store (SQLite) says store.ErrLocalLeases and the
+// A single-process store (SQLite) has no Capabilities.Leaser: the
 // in-process flag alone serialises the turns, as before.
 const (
 	// contextLeaseTTL is how long a lease outlives a holder that died.
@@ -30,15 +30,12 @@ const (
 // failed: failed is set then). release ends the renewals and gives the
 // lease up; it is a no-op for local leases.
 func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Time) (release func(), ok, failed bool) {
-	leaser, isShared := s.hub.store.(store.ContextLeaser)
-	if !isShared {
+	leaser := s.st.caps().Leaser
+	if leaser == nil {
 		return func() {}, true, false
 	}
 	for {
 		l, got, err := leaser.TryLeaseContext(ctx, c.key.owner, c.key.id, contextLeaseTTL)
-		if errors.Is(err, store.ErrLocalLeases) {
-			return func() {}, true, false
-		}
 		if err != nil {
 			s.cfg.Logger.Error("leasing context", errField(err))
 			return nil, false, true
@@ -66,7 +63,7 @@ func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Ti
 // refreshSession reloads the backend state another instance may have
 // changed since this one last ran the context.
 func (s *Service) refreshSession(ctx context.Context, c *convContext) {
-	rec, err := s.hub.store.GetContext(ctx, c.key.owner, c.key.id)
+	rec, err := s.st.GetContext(ctx, c.key.owner, c.key.id)
 	if err == nil {
 		c.session.State = rec.State
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -115,7 +112,7 @@ func (s *Service) keepLease(l store.ContextLease) func() {
 // task as it then is, or refuses with "Task is already working.". With a
 // single-instance store it returns t.
 func (s *Service) awaitRemoteTurn(ctx context.Context, owner string, t *a2a.Task) (*a2a.Task, error) {
-	if sh, ok := s.hub.store.(store.Shared); !ok || !sh.SharedAcrossInstances() {
+	if s.st.caps().Shared == nil {
 		return t, nil
 	}
 	deadline := time.Now().Add(s.cfg.ContextWait)

@@ -90,7 +90,7 @@ func (s *Service) saveSessionState(ctx context.Context, owner, id string, c *con
 // commit when the store allows it: losing it in a crash only unbinds the
 // workspace, and the turn's final write commits it anyway.
 func (s *Service) putContextSoon(ctx context.Context, rec store.ContextRecord) error {
-	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
+	if nw := s.st.caps().NoWait; nw != nil {
 		return nw.PutContextNoWait(rec)
 	}
 	return s.st.PutContext(context.WithoutCancel(ctx), rec)
@@ -101,15 +101,13 @@ func (s *Service) putContextSoon(ctx context.Context, rec store.ContextRecord) e
 // false when the store is not shared (or failed: then the record is
 // written as before).
 func (s *Service) createShared(ctx context.Context, rec store.ContextRecord) (*store.ContextRecord, bool) {
-	cc, isShared := s.hub.store.(store.ContextCreator)
-	if !isShared {
+	cc := s.st.caps().Creator
+	if cc == nil {
 		return nil, false
 	}
 	got, _, err := cc.CreateContext(context.WithoutCancel(ctx), rec)
 	if err != nil {
-		if !errors.Is(err, store.ErrLocalLeases) {
-			s.cfg.Logger.Error("creating context", errField(err))
-		}
+		s.cfg.Logger.Error("creating context", errField(err))
 		return nil, false
 	}
 	return got, true

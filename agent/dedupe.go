@@ -75,7 +75,8 @@ func messageHashMarshal(m *a2a.Message) (string, error) {
 // off, it records nothing.
 func (s *Service) claimSend(ctx context.Context, on bool, owner string, msg *a2a.Message, taskID string) (*store.SentMessage, func(), error) {
 	noop := func() {}
-	if !on || s.hub.sent == nil || s.cfg.DedupeWindow < 0 {
+	sent := s.st.caps().Sent
+	if !on || sent == nil || s.cfg.DedupeWindow < 0 {
 		return nil, noop, nil
 	}
 	hash, err := messageHash(msg)
@@ -87,7 +88,7 @@ func (s *Service) claimSend(ctx context.Context, on bool, owner string, msg *a2a
 	if msg.TaskID != "" {
 		rec.StartSeq = s.lastSeq(ctx, msg.TaskID)
 	}
-	prior, err := s.hub.sent.ClaimMessage(ctx, rec, now.Add(-s.cfg.DedupeWindow))
+	prior, err := sent.ClaimMessage(ctx, rec, now.Add(-s.cfg.DedupeWindow))
 	if err != nil {
 		s.cfg.Logger.Error("recording sent message", errField(err))
 		return nil, noop, a2a.ErrInternal()
@@ -99,7 +100,7 @@ func (s *Service) claimSend(ctx context.Context, on bool, owner string, msg *a2a
 		return prior, noop, nil
 	}
 	return nil, func() {
-		if err := s.hub.sent.ForgetMessage(context.WithoutCancel(ctx), owner, rec.MessageID, rec.Target); err != nil {
+		if err := sent.ForgetMessage(context.WithoutCancel(ctx), owner, rec.MessageID, rec.Target); err != nil {
 			s.cfg.Logger.Warn("forgetting sent message", errField(err))
 		}
 	}, nil

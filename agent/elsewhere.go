@@ -18,13 +18,7 @@ import (
 
 // shared returns the hub's store as a shared event log, nil when it is
 // not one (SQLite) or not open yet.
-func (h *Hub) shared() store.SharedEvents {
-	se, ok := h.store.(store.SharedEvents)
-	if !ok || !se.SharesEvents() {
-		return nil
-	}
-	return se
-}
+func (h *Hub) shared() store.SharedEvents { return h.caps().Shared }
 
 // runningState reports whether a stored task's turn is in progress
 // (somewhere).
@@ -44,10 +38,6 @@ func turnEnd(ev a2a.StreamResponse) bool {
 // cancels it (it ends CANCELED). It ends with the hub.
 func (h *Hub) cancelListener() {
 	defer h.stopped.Done()
-	se, ok := h.store.(store.SharedEvents)
-	if !ok {
-		return
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -57,10 +47,17 @@ func (h *Hub) cancelListener() {
 		case <-ctx.Done():
 		}
 	}()
+	if h.src.Wait(ctx) != nil { // a deferred store opens at the app's Start
+		return
+	}
+	se := h.shared()
+	if se == nil {
+		return
+	}
 	for ctx.Err() == nil {
-		reqs, err := se.CancelRequests(ctx) // a Deferred waits for its store
+		reqs, err := se.CancelRequests(ctx)
 		switch {
-		case errors.Is(err, store.ErrNotShared), errors.Is(err, store.ErrClosed), ctx.Err() != nil:
+		case errors.Is(err, store.ErrClosed), ctx.Err() != nil:
 			return
 		case err == nil:
 			for id := range reqs {

@@ -37,6 +37,13 @@ func (s *recordingStore) PutTaskNoWait(owner string, t *a2a.Task) error {
 	return s.SQLite.PutTaskNoWait(owner, t)
 }
 
+// Capabilities are the SQLite store's, with the recording writes.
+func (s *recordingStore) Capabilities() store.Capabilities {
+	c := s.SQLite.Capabilities()
+	c.Store, c.NoWait = s, s
+	return c
+}
+
 func (s *recordingStore) written() []a2a.TaskState {
 	s.mu.Lock()
 	defer s.mu.Unlock()

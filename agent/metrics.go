@@ -243,43 +243,46 @@ func stateLabel(s a2a.TaskState) string {
 	return strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_"))
 }
 
-// timedStore is a store whose task and context operations are timed.
-type timedStore struct {
-	store.Store
-	m *Metrics
+// storeHandle is a service's one handle on its hub's store: the store's
+// Capabilities, resolved once when it opened (caps), with the task and
+// context operations of its Store timed into the service's metrics.
+type storeHandle struct {
+	hub *Hub
+	m   *Metrics // nil: not timed
 }
 
-// withMetrics returns st timing its operations into m (st itself when m is nil).
-func withMetrics(st store.Store, m *Metrics) store.Store {
-	if m == nil {
-		return st
-	}
-	return timedStore{Store: st, m: m}
-}
+// caps returns what the store can do: the optional parts are nil when
+// the store does not have them.
+func (t storeHandle) caps() *store.Capabilities { return t.hub.caps() }
 
-func (t timedStore) PutTask(ctx context.Context, owner string, task *a2a.Task) error {
+// PutTask is the store's PutTask, timed.
+func (t storeHandle) PutTask(ctx context.Context, owner string, task *a2a.Task) error {
 	defer t.m.storeOp(opPutTask, time.Now())
-	return t.Store.PutTask(ctx, owner, task)
+	return t.caps().Store.PutTask(ctx, owner, task)
 }
 
-func (t timedStore) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error) {
+// GetTask is the store's GetTask, timed.
+func (t storeHandle) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error) {
 	defer t.m.storeOp(opGetTask, time.Now())
-	return t.Store.GetTask(ctx, owner, id)
+	return t.caps().Store.GetTask(ctx, owner, id)
 }
 
-func (t timedStore) ListTasks(ctx context.Context, q store.ListQuery) (store.ListResult, error) {
+// ListTasks is the store's ListTasks, timed.
+func (t storeHandle) ListTasks(ctx context.Context, q store.ListQuery) (store.ListResult, error) {
 	defer t.m.storeOp(opListTasks, time.Now())
-	return t.Store.ListTasks(ctx, q)
+	return t.caps().Store.ListTasks(ctx, q)
 }
 
-func (t timedStore) PutContext(ctx context.Context, c store.ContextRecord) error {
+// PutContext is the store's PutContext, timed.
+func (t storeHandle) PutContext(ctx context.Context, c store.ContextRecord) error {
 	defer t.m.storeOp(opPutContext, time.Now())
-	return t.Store.PutContext(ctx, c)
+	return t.caps().Store.PutContext(ctx, c)
 }
 
-func (t timedStore) GetContext(ctx context.Context, owner, id string) (*store.ContextRecord, error) {
+// GetContext is the store's GetContext, timed.
+func (t storeHandle) GetContext(ctx context.Context, owner, id string) (*store.ContextRecord, error) {
 	defer t.m.storeOp(opGetContext, time.Now())
-	return t.Store.GetContext(ctx, owner, id)
+	return t.caps().Store.GetContext(ctx, owner, id)
 }
 
 // activeTurns counts the turns held by the hub (submitted or working).

@@ -102,9 +102,6 @@ func TestMetricsNilSafe(t *testing.T) {
 	m.transition(a2a.TaskStateWorking)
 	m.storeOp(opGetTask, time.Now())
 	m.watch(nil)
-	if st := withMetrics(nil, nil); st != nil {
-		t.Errorf("withMetrics(nil, nil) = %v, want nil", st)
-	}
 }
 
 func TestMetricLabelsAreBounded(t *testing.T) {

@@ -48,8 +48,8 @@ func (s *Service) pushStore() (store.PushStore, bool) {
 	if s.cfg.Push == nil {
 		return nil, false
 	}
-	ps, ok := s.hub.store.(store.PushStore)
-	return ps, ok
+	ps := s.st.caps().Push
+	return ps, ps != nil
 }
 
 // pushEnabled reports whether push notifications are on for this service.

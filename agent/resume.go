@@ -52,10 +52,11 @@ func (s *Service) resumeAfter(call Call, md map[string]any) (*uint64, error) {
 // lastSeq returns the sequence number of the task's last logged event (0
 // without an event log, or when it cannot be read).
 func (s *Service) lastSeq(ctx context.Context, taskID string) uint64 {
-	if s.hub.events == nil {
+	es := s.st.caps().Events
+	if es == nil {
 		return 0
 	}
-	n, err := s.hub.events.LastEventSeq(ctx, taskID)
+	n, err := es.LastEventSeq(ctx, taskID)
 	if err != nil {
 		s.cfg.Logger.Warn("reading task event log", errField(err), zap.String("task_id", taskID))
 		return 0
@@ -69,10 +70,11 @@ func (s *Service) storedReplay(ctx context.Context, taskID string, after, upTo u
 	if after == upTo {
 		return nil, true
 	}
-	if after > upTo || s.hub.events == nil {
+	es := s.st.caps().Events
+	if after > upTo || es == nil {
 		return nil, false
 	}
-	evs, err := s.hub.events.Events(ctx, taskID, after)
+	evs, err := es.Events(ctx, taskID, after)
 	if err != nil {
 		return nil, false
 	}

@@ -55,13 +55,13 @@ type run struct {
 // r.cancel). keep bounds the task's log (RPC-17).
 func (h *Hub) newRun(ctx context.Context, owner string, t *a2a.Task, keep int, fresh bool) (*run, context.Context, error) {
 	var after uint64
-	if h.events != nil && !fresh {
+	if es := h.caps().Events; es != nil && !fresh {
 		var err error
-		if after, err = h.events.LastEventSeq(ctx, t.ID); err != nil {
+		if after, err = es.LastEventSeq(ctx, t.ID); err != nil {
 			return nil, nil, err
 		}
 	}
-	log, runCtx := h.bus.Open(t.ID, store.LogOptions{After: after, Keep: keep})
+	log, runCtx := h.eventBus().Open(t.ID, store.LogOptions{After: after, Keep: keep})
 	return &run{owner: owner, log: log, start: after, task: *t, done: make(chan struct{})}, runCtx, nil
 }
 
@@ -132,6 +132,12 @@ type endedSubscription struct{}
 
 func (endedSubscription) Next(context.Context) (store.Event, bool) { return store.Event{}, false }
 func (endedSubscription) Close()                                   {}
+
+// Buffered is true: Next returns at once.
+func (endedSubscription) Buffered() bool { return true }
+
+// Ready is nil: there is nothing to wait for.
+func (endedSubscription) Ready() <-chan struct{} { return nil }
 
 // subscribe returns the current task, its sequence number and a
 // subscription to every later event; the subscription ends once the run

@@ -295,12 +295,10 @@ func (s *Service) lazyWrite(r *run) {
 	if s.hub.shared() != nil {
 		// Other instances see the task from now on: its events too
 		// (followers elsewhere read the shared log).
-		if w, ok := r.log.(store.Watcher); ok {
-			w.Watch()
-		}
+		r.log.Watch()
 	}
 	var err error
-	if nw, ok := s.hub.store.(store.NoWaitWriter); ok {
+	if nw := s.st.caps().NoWait; nw != nil {
 		err = nw.PutTaskNoWait(r.owner, &snap)
 	} else {
 		err = s.st.PutTask(context.Background(), r.owner, &snap)

@@ -210,13 +210,12 @@ const InterruptedMessage = "The gateway stopped while this task was running; the
 // runs and conversation contexts. It outlives configuration reloads, so a
 // turn started before a reload is still seen (and cancellable) after it.
 type Hub struct {
-	store store.Store
-	// bus carries each running turn's events to its streams.
-	bus store.EventBus
-	// events is the store's task event log (RPC-17) and sent its sent
-	// message ids (RPC-18); nil when the store keeps none.
-	events   store.EventStore
-	sent     store.SentMessageStore
+	// src is the store: what it can do is resolved once, when it opens
+	// (at once for NewHub; at the a2a app's Start for NewDeferredHub).
+	src *store.Deferred
+	// bus carries each running turn's events to its streams; nil: the
+	// in-process bus over the store's event log (eventBus).
+	bus      store.EventBus
 	runs     sync.Map // task id → *run
 	contexts *contextTable
 	// waiting holds the SubscribeToTask streams of interrupted tasks
@@ -235,36 +234,55 @@ type Hub struct {
 	streams atomic.Int64
 }
 
-// NewHub opens the shared runtime over st, with the in-process event bus
-// (over the store's event log when it keeps one, RPC-17), and marks tasks left running by a previous process as failed.
-func NewHub(ctx context.Context, st store.Store) (*Hub, error) {
-	bus := store.NewLocalBus()
-	if es, ok := st.(store.EventStore); ok {
-		bus = store.NewStoredBus(es)
-	}
-	return NewHubWithBus(ctx, st, bus)
+// NewHub opens the shared runtime over st, an open store, with the
+// in-process event bus (over the store's event log when it keeps one,
+// RPC-17), and marks tasks left running by a previous process as failed.
+// The store's Capabilities are read once, here.
+func NewHub(ctx context.Context, st store.Capable) (*Hub, error) {
+	return NewHubWithBus(ctx, st, nil)
 }
 
-// NewHubWithBus is NewHub with the event bus the turns publish on. When st
-// is a store.EventStore, bus must log every event into it (as
-// store.NewStoredBus(st) does, or a Redis bus writing the same streams the
-// store reads): turns number their events on from its LastEventSeq.
-func NewHubWithBus(ctx context.Context, st store.Store, bus store.EventBus) (*Hub, error) {
-	if _, err := st.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
+// NewHubWithBus is NewHub with the event bus the turns publish on (nil:
+// NewHub's). When st keeps an event log (Capabilities.Events), bus must
+// log every event into it (as store.NewStoredBus does, or a Redis bus
+// writing the same streams the store reads): turns number their events on
+// from its LastEventSeq.
+func NewHubWithBus(ctx context.Context, st store.Capable, bus store.EventBus) (*Hub, error) {
+	d := store.NewDeferred()
+	_ = d.Open(st) // a new Deferred: it opens
+	if _, err := d.Capabilities().Store.FailInterrupted(ctx, InterruptedMessage, time.Now()); err != nil {
 		return nil, fmt.Errorf("recovering interrupted tasks: %w", err)
 	}
-	h := &Hub{store: st, bus: bus, contexts: newContextTable(), idleTimeout: time.Hour, drain: 10 * time.Second, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	h.events, _ = st.(store.EventStore)
-	h.sent, _ = st.(store.SentMessageStore)
+	return newHub(d, bus), nil
+}
+
+// NewDeferredHub builds the runtime over a store that opens later (OPS-6):
+// its Capabilities are read once d is open, and callers wait for that
+// with d.Wait. It recovers nothing: the opener recovers, under the data
+// directory's lock.
+func NewDeferredHub(d *store.Deferred) *Hub { return newHub(d, nil) }
+
+func newHub(d *store.Deferred, bus store.EventBus) *Hub {
+	h := &Hub{src: d, bus: bus, contexts: newContextTable(), idleTimeout: time.Hour, drain: 10 * time.Second, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	h.stopped.Add(1)
 	go h.janitor()
 	h.stopped.Add(1)
 	go h.cancelListener() // cancels from other instances (SCALE-1)
-	return h, nil
+	return h
 }
 
-// Store returns the hub's store.
-func (h *Hub) Store() store.Store { return h.store }
+// caps returns what the hub's store can do (a Store answering
+// store.ErrNotOpen, and no optional part, before a deferred store opens).
+func (h *Hub) caps() *store.Capabilities { return h.src.Capabilities() }
+
+// eventBus returns the bus turns publish on: the hub's own, or the
+// in-process bus over the store's event log (none: not logged).
+func (h *Hub) eventBus() store.EventBus {
+	if h.bus != nil {
+		return h.bus
+	}
+	return store.NewStoredBus(h.caps().Events)
+}
 
 // LiveContexts returns how many contexts are held in memory.
 func (h *Hub) LiveContexts() int { return h.contexts.len() }
@@ -384,8 +402,8 @@ var (
 // call, and encode; they hold no task state.
 type Service struct {
 	hub *Hub
-	// st is the hub's store, timed into cfg.Metrics.
-	st     store.Store
+	// st is the service's one handle on the hub's store.
+	st     storeHandle
 	cfg    Config
 	tokens pageTokens
 	slots  chan struct{}
@@ -397,7 +415,7 @@ func NewService(hub *Hub, cfg Config) *Service {
 	cfg = cfg.WithDefaults()
 	hub.setIdleTimeout(cfg.IdleTimeout)
 	cfg.Metrics.watch(hub)
-	return &Service{hub: hub, st: withMetrics(hub.store, cfg.Metrics), cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
+	return &Service{hub: hub, st: storeHandle{hub: hub, m: cfg.Metrics}, cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
 }
 
 func randomKey() []byte {

@@ -74,18 +74,17 @@ func (rs *runStream) Buffered() bool {
 	if rs.first != nil || len(rs.replay) > 0 || rs.sub == nil {
 		return true
 	}
-	b, ok := rs.sub.(store.Buffered)
-	return ok && b.Buffered()
+	return rs.sub.Buffered()
 }
 
 // Ready returns a channel that receives when Buffered may have become true
 // (see store.Buffered), or nil when the stream cannot be waited on that
 // way: the bindings then wait in Next.
 func (rs *runStream) Ready() <-chan struct{} {
-	if b, ok := rs.sub.(store.Buffered); ok {
-		return b.Ready()
+	if rs.sub == nil {
+		return nil
 	}
-	return nil
+	return rs.sub.Ready()
 }
 
 // Detach implements Stream.

@@ -34,13 +34,6 @@ type countingLog struct {
 	open *atomic.Int64
 }
 
-// Watch forwards store.Watcher.
-func (l countingLog) Watch() {
-	if w, ok := l.EventLog.(store.Watcher); ok {
-		w.Watch()
-	}
-}
-
 func (l countingLog) Subscribe(after uint64) (store.Subscription, error) {
 	s, err := l.EventLog.Subscribe(after)
 	if err != nil {
@@ -62,12 +55,6 @@ func (s *countingSub) Close() {
 	}
 	s.Subscription.Close()
 }
-
-// Buffered and Ready forward store.Buffered, so the SSE pump waits as it
-// does on the bare subscription.
-func (s *countingSub) Buffered() bool { return s.Subscription.(store.Buffered).Buffered() }
-
-func (s *countingSub) Ready() <-chan struct{} { return s.Subscription.(store.Buffered).Ready() }
 
 // A client that closes its connection while the turn of its
 // SendStreamingMessage stream is still running (no keep-alive due for an

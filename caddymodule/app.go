@@ -177,11 +177,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.key = a.sharedKey(dir)
 	val, _, err := sharedStates.LoadOrNew(a.key, func() (caddy.Destructor, error) {
-		sh, err := newShared(dir, a.Durability)
-		if err == nil && a.Store == "redis" {
+		sh := newShared(dir, a.Durability)
+		if a.Store == "redis" {
 			sh.redis = a.Redis
 		}
-		return sh, err
+		return sh, nil
 	})
 	if err != nil {
 		a.key = ""
@@ -202,15 +202,11 @@ func (a *App) Provision(ctx caddy.Context) error {
 }
 
 // newShared builds the runtime of dir over a store that is not open yet.
-func newShared(dir, durability string) (*sharedState, error) {
+func newShared(dir, durability string) *sharedState {
 	st := store.NewDeferred()
-	// The deferred store ignores the hub's recovery: open recovers, under
-	// the lock.
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		return nil, err
-	}
-	return &sharedState{store: st, hub: hub, pageTokenKey: make([]byte, 32), dataDir: dir, durability: durability}, nil
+	// The deferred hub recovers nothing: open recovers, under the lock.
+	hub := agent.NewDeferredHub(st)
+	return &sharedState{store: st, hub: hub, pageTokenKey: make([]byte, 32), dataDir: dir, durability: durability}
 }
 
 // open takes the data directory (OPS-6), then reads its page-token key,
@@ -326,7 +322,9 @@ func (a *App) startRetention() error {
 	if err != nil {
 		return err
 	}
-	a.shared.pruner.start(a.shared.store, metrics, a.logger.Named("retention"))
+	if p := a.shared.store.Capabilities().Pruner; p != nil {
+		a.shared.pruner.start(p, metrics, a.logger.Named("retention"))
+	}
 	return nil
 }
 

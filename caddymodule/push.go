@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
@@ -210,7 +209,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, e
 		return nil, err
 	}
 	queue := pc.QueueName()
-	var ps store.PushStore = a.shared.store
+	ps := a.shared.store.Push() // the queue is built before the store opens
 	dir := a.shared.dataDir
 	key := "local|" + dir
 	var ropts push.RedisOptions

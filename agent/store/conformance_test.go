@@ -24,6 +24,14 @@ import (
 // against every implementation (SCALE-1): the embedded SQLite store and
 // the Redis store on a real redis-server.
 
+// FullStore is the part every store implementation has: tasks, contexts,
+// no-wait writes, push configs and the outbox, and Close.
+type FullStore interface {
+	Store
+	NoWaitWriter
+	PushStore
+}
+
 // testRedis is one redis-server for the whole package run, started on
 // first use; every Redis store of a test gets its own key prefix.
 var testRedis struct {

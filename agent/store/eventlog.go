@@ -86,6 +86,10 @@ type EventLog interface {
 	// taken the events already delivered to it. Later Publish calls are
 	// dropped. Close does not cancel the turn's context. Idempotent.
 	Close()
+	// Watch stores the events held so far and every later one, as a
+	// subscription would, in a log that stores an unwatched turn's events
+	// lazily (LocalBus); other logs store every event already.
+	Watch()
 }
 
 // Subscription is one stream's view of an EventLog: a queue of events
@@ -100,4 +104,8 @@ type Subscription interface {
 	// Close unsubscribes: no more events are delivered, the queued ones
 	// are dropped and Next reports false. Idempotent.
 	Close()
+	// Buffered tells whether Next would wait, and Ready lets the reader
+	// wait without Next; a subscription that cannot tell says false and
+	// nil (the reader waits in Next).
+	Buffered
 }

@@ -12,8 +12,8 @@ const DefaultEventLogSize = 1000
 // EventStore keeps the bounded, per-task event log that resumable streams
 // replay (RPC-17): every event of a task, across all of its turns, under a
 // sequence number that strictly increases by one. It is optional: the
-// runtime finds it by a type assertion on its Store (SQLite and Deferred
-// implement it; Redis keeps a stream per task, P{t:<id>}:ev). Safe for concurrent
+// runtime finds it in Capabilities.Events (SQLite implements it; Redis
+// keeps a stream per task, P{t:<id>}:ev). Safe for concurrent
 // use. Reads are by task id only: the caller has checked the task's owner.
 type EventStore interface {
 	// LastEventSeq returns the sequence number of the task's last event
@@ -58,8 +58,7 @@ type SentMessage struct {
 }
 
 // SentMessageStore remembers sent message ids for RPC-18. It is optional
-// (found by a type assertion on the runtime's Store; SQLite, Redis and
-// Deferred implement it). Safe for concurrent
+// (Capabilities.Sent; SQLite and Redis implement it). Safe for concurrent
 // use; ClaimMessage is atomic per (Owner, MessageID, Target), also across
 // instances sharing the store.
 type SentMessageStore interface {

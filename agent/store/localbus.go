@@ -45,15 +45,7 @@ func (b LocalBus) Open(taskID string, o LogOptions) (EventLog, context.Context) 
 		subs: map[*localSub]struct{}{}}, ctx
 }
 
-// Watcher is implemented by event logs that store an unwatched turn's
-// events lazily (LocalBus).
-type Watcher interface {
-	// Watch stores the events held so far and every later one, as a
-	// subscription would.
-	Watch()
-}
-
-// Watch implements Watcher.
+// Watch implements EventLog.
 func (l *localLog) Watch() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -203,10 +195,10 @@ func (l *localLog) unsubscribe(s *localSub) {
 	l.mu.Unlock()
 }
 
-// Buffered is implemented by a Subscription, or an agent.Stream over one,
-// that can tell whether Next would wait, and be waited on without Next:
-// the one definition the store, the agent's streams and the bindings'
-// pumps share.
+// Buffered is part of every Subscription, and implemented by an
+// agent.Stream that can tell whether Next would wait, and be waited on
+// without Next: the one definition the store, the agent's streams and the
+// bindings' pumps share.
 type Buffered interface {
 	// Buffered reports whether Next would return without waiting: an
 	// event is queued (or at hand), or the subscription has ended.

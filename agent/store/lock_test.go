@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // OPS-6: the lock is exclusive (a second holder is refused at once, even
@@ -51,43 +49,51 @@ func TestLockDirExclusive(t *testing.T) {
 	_ = l3.Close()
 }
 
-// A Deferred store recovers nothing before Open, makes callers wait for
-// Open (or their context), then forwards; Close wakes waiters.
+// A Deferred store has no store before Open (ErrNotOpen, no optional
+// part, nothing to recover), makes Wait and its push store wait for Open
+// (or their context), then hands out the Capabilities the store resolved
+// at Open; Close closes that store and wakes waiters.
 func TestDeferredStore(t *testing.T) {
 	d := NewDeferred()
-	if n, err := d.FailInterrupted(context.Background(), "x", time.Now()); n != 0 || err != nil {
+	caps := d.Capabilities()
+	if n, err := caps.Store.FailInterrupted(context.Background(), "x", time.Now()); n != 0 || err != nil {
 		t.Fatalf("FailInterrupted before Open: %d %v", n, err)
 	}
-	if err := d.PutTaskNoWait("o", mkTask("t0", "c", a2a.TaskStateWorking, time.Now())); !errors.Is(err, ErrNotOpen) {
-		t.Fatalf("PutTaskNoWait before Open: %v", err)
+	if _, err := caps.Store.GetTask(context.Background(), "o", "t1"); !errors.Is(err, ErrNotOpen) {
+		t.Fatalf("GetTask before Open: %v", err)
+	}
+	if caps.NoWait != nil || caps.Push != nil || caps.Events != nil || caps.Sent != nil {
+		t.Fatalf("optional parts before Open: %+v", caps)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	_, err := d.GetTask(ctx, "o", "t1")
+	_, err := d.Push().GetPushConfig(ctx, "o", "t1", "p")
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("GetTask before Open: %v, want the context's error", err)
+		t.Fatalf("push store before Open: %v, want the context's error", err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		_, err := d.GetTask(context.Background(), "o", "t1")
+		_, err := d.Push().GetPushConfig(context.Background(), "o", "t1", "p")
 		got <- err
 	}()
 	s, _ := newTestStore(t)
-	mustPut(t, s, "o", mkTask("t2", "c", a2a.TaskStateWorking, time.Now()))
 	if err := d.Open(s); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-got; !errors.Is(err, ErrNotFound) {
-		t.Fatalf("waiting GetTask: %v, want ErrNotFound from the store", err)
+		t.Fatalf("waiting GetPushConfig: %v, want ErrNotFound from the store", err)
 	}
-	if n, err := d.FailInterrupted(context.Background(), "x", time.Now()); n != 1 || err != nil {
-		t.Fatalf("FailInterrupted after Open: %d %v, want 1", n, err)
+	if c := d.Capabilities(); c.Store != Store(s) || c.Push != PushStore(s) || c.Shared != nil {
+		t.Fatalf("Capabilities after Open: %+v, want the SQLite store's", c)
 	}
 	if err := d.Open(s); err == nil {
 		t.Error("a second Open succeeded")
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := s.GetTask(context.Background(), "o", "t1"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("the store after the Deferred's Close: %v, want ErrClosed", err)
 	}
 
 	never := NewDeferred()
@@ -98,5 +104,8 @@ func TestDeferredStore(t *testing.T) {
 	}
 	if err := <-waiting; !errors.Is(err, ErrClosed) {
 		t.Fatalf("Wait on a closed, never opened store: %v", err)
+	}
+	if _, err := never.Capabilities().Store.GetTask(context.Background(), "o", "t1"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("the Store of a closed, never opened Deferred: %v", err)
 	}
 }

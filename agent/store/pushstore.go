@@ -114,7 +114,7 @@ type Outbox interface {
 }
 
 // PushStore is the push part of a store: configs and the outbox. The agent
-// finds it on its Store by a type assertion when push is on; push delivery
+// finds it in Capabilities.Push when push is on; push delivery
 // (package push) reads configs and drains the outbox.
 type PushStore interface {
 	PushConfigStore

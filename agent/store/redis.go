@@ -84,9 +84,10 @@ type Redis struct {
 }
 
 var (
-	_ FullStore      = (*Redis)(nil)
+	_ Store          = (*Redis)(nil)
+	_ NoWaitWriter   = (*Redis)(nil)
+	_ PushStore      = (*Redis)(nil)
 	_ ContextLeaser  = (*Redis)(nil)
-	_ Shared         = (*Redis)(nil)
 	_ ContextCreator = (*Redis)(nil)
 )
 

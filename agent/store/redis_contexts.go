@@ -124,10 +124,6 @@ func (l *redisLease) Release(ctx context.Context) error {
 	return nil
 }
 
-// SharedAcrossInstances is true: every instance on the Redis deployment
-// sees the same records.
-func (s *Redis) SharedAcrossInstances() bool { return true }
-
 // createContextScript creates a context record unless it exists.
 // KEYS[1] context hash; ARGV cwd, created ms, updated ms.
 var createContextScript = redis.NewScript(`

@@ -134,33 +134,6 @@ func TestRedisEventsClosed(t *testing.T) {
 	}
 }
 
-// TestDeferredForwardsRedisEvents (RPC-17, RPC-18): a Deferred over the
-// Redis store forwards the event log and the sent messages to it.
-func TestDeferredForwardsRedisEvents(t *testing.T) {
-	r := newTestRedis(t)
-	d := NewDeferred()
-	if err := d.Open(r); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := d.AppendEvents("t", seqEvents(1, 2), 0); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := r.LastEventSeq(ctx, "t"); err != nil || n != 2 {
-		t.Fatalf("the Redis store holds last seq %d, %v; want 2", n, err)
-	}
-	if evs, err := d.Events(ctx, "t", 1); err != nil || fmt.Sprint(eventSeqs(evs)) != "[2]" {
-		t.Fatalf("Events through Deferred = %v, %v", eventSeqs(evs), err)
-	}
-	m := SentMessage{Owner: "o", MessageID: "m", Target: "context:", TaskID: "t", At: time.Now()}
-	if prior, err := d.ClaimMessage(ctx, m, m.At.Add(-time.Minute)); err != nil || prior != nil {
-		t.Fatalf("first claim through Deferred: %+v, %v", prior, err)
-	}
-	if prior, err := r.ClaimMessage(ctx, m, m.At.Add(-time.Minute)); err != nil || prior == nil {
-		t.Fatalf("the Redis store did not record the claim: %+v, %v", prior, err)
-	}
-}
-
 // BenchmarkRedisAppendEvent: the cost one published event adds to a turn
 // with store redis (one script round trip; the log trimmed at 1000).
 func BenchmarkRedisAppendEvent(b *testing.B) {

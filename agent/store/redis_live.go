@@ -29,9 +29,6 @@ const liveBatch = 256
 
 func (s *Redis) cancelChannel() string { return s.p + "{c}:cancel" }
 
-// SharesEvents implements SharedEvents: always.
-func (s *Redis) SharesEvents() bool { return true }
-
 // LiveEvents implements SharedEvents.
 func (s *Redis) LiveEvents(ctx context.Context, taskID string, after uint64) (Subscription, error) {
 	if err := s.live(); err != nil {
@@ -50,6 +47,12 @@ type redisLiveSub struct {
 	ended  bool
 	closed atomic.Bool
 }
+
+// Buffered implements Subscription: false, Next reads Redis.
+func (l *redisLiveSub) Buffered() bool { return false }
+
+// Ready implements Subscription: nil, the reader waits in Next.
+func (l *redisLiveSub) Ready() <-chan struct{} { return nil }
 
 // Next implements Subscription.
 func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {

@@ -190,25 +190,6 @@ func TestRedisCancelWhilePubSubDown(t *testing.T) {
 	}
 }
 
-// TestDeferredSharesEvents: a Deferred shares events only once it opened
-// a store that does (SQLite does not).
-func TestDeferredSharesEvents(t *testing.T) {
-	d := NewDeferred()
-	if d.SharesEvents() {
-		t.Error("an unopened Deferred shares events")
-	}
-	r := NewDeferred()
-	if err := r.Open(newTestRedis(t)); err != nil {
-		t.Fatal(err)
-	}
-	if !r.SharesEvents() {
-		t.Error("a Deferred over Redis does not share events")
-	}
-	if _, err := r.LiveEvents(context.Background(), "t", 0); err != nil {
-		t.Error(err)
-	}
-}
-
 // BenchmarkRedisLiveLatency measures an event appended on instance A →
 // received by a follower on B (SCALE-1 cross-instance latency), and
 // reports p50/p99 in µs.

@@ -192,54 +192,59 @@ func TestRedisClosed(t *testing.T) {
 	}
 }
 
-// TestDeferredSharedSeams: Deferred forwards the shared-store seams to a
-// Redis store, and over SQLite says they are local (ErrLocalLeases,
-// ErrLocalBlobs, not shared).
-func TestDeferredSharedSeams(t *testing.T) {
+// TestCapabilities: each store says once what it can do: SQLite keeps
+// its parts local (no Shared, Leaser, Creator or Blobs), Redis has every
+// part, and a Deferred hands out those of the store it opened.
+func TestCapabilities(t *testing.T) {
 	ctx := context.Background()
 	local := NewDeferred()
 	if err := local.Open(openTest(t, t.TempDir()+"/a2a.db", SQLiteOptions{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := local.TryLeaseContext(ctx, "o", "c", time.Second); err != ErrLocalLeases {
-		t.Fatalf("lease over SQLite: %v", err)
+	lc := local.Capabilities()
+	if lc.Shared != nil || lc.Leaser != nil || lc.Creator != nil || lc.Blobs != nil {
+		t.Fatalf("SQLite reported as shared: %+v", lc)
 	}
-	if err := local.PutBlob(ctx, "ab", []byte("x")); err != ErrLocalBlobs {
-		t.Fatalf("blob over SQLite: %v", err)
-	}
-	if local.SharedAcrossInstances() || local.MaxBlobBytes() != 0 {
-		t.Fatal("SQLite reported as shared")
+	if lc.NoWait == nil || lc.Push == nil || lc.Events == nil || lc.Sent == nil || lc.Pruner == nil {
+		t.Fatalf("SQLite lacks a part: %+v", lc)
 	}
 	shared := NewDeferred()
-	if shared.SharedAcrossInstances() {
+	if shared.Capabilities().Shared != nil {
 		t.Fatal("shared before Open")
 	}
 	r := newTestRedis(t)
 	if err := shared.Open(r); err != nil {
 		t.Fatal(err)
 	}
-	l, ok, err := shared.TryLeaseContext(ctx, "o", "c", time.Minute)
+	c := shared.Capabilities()
+	if c.Shared == nil || c.Leaser == nil || c.Creator == nil || c.Blobs == nil || c.Pruner == nil || c.NoWait == nil {
+		t.Fatalf("Redis lacks a part: %+v", c)
+	}
+	if c.Events != EventStore(r) || c.Sent != SentMessageStore(r) || c.Shared != SharedEvents(r) {
+		t.Fatal("the parts are not the opened store's")
+	}
+	l, ok, err := c.Leaser.TryLeaseContext(ctx, "o", "c", time.Minute)
 	if err != nil || !ok {
 		t.Fatalf("lease over Redis: %v %v", ok, err)
 	}
 	if _, ok, _ := r.TryLeaseContext(ctx, "o", "c", time.Minute); ok {
-		t.Fatal("the forwarded lease is not the store's")
+		t.Fatal("the lease is not the store's")
 	}
 	_ = l.Release(ctx)
-	if err := shared.PutBlob(ctx, "ab", []byte("payload")); err != nil {
+	if err := c.Blobs.PutBlob(ctx, "ab", []byte("payload")); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := shared.GetBlob(ctx, "ab"); err != nil || string(b) != "payload" {
+	if b, err := r.GetBlob(ctx, "ab"); err != nil || string(b) != "payload" {
 		t.Fatalf("GetBlob: %q %v", b, err)
 	}
-	if _, err := shared.GetBlob(ctx, "cd"); err != ErrNotFound {
+	if _, err := c.Blobs.GetBlob(ctx, "cd"); err != ErrNotFound {
 		t.Fatalf("missing blob: %v", err)
 	}
-	if err := shared.PutBlob(ctx, "big", make([]byte, DefaultMaxSharedBlobBytes+1)); err != ErrBlobTooLarge {
+	if err := c.Blobs.PutBlob(ctx, "big", make([]byte, DefaultMaxSharedBlobBytes+1)); err != ErrBlobTooLarge {
 		t.Fatalf("blob over the cap: %v", err)
 	}
-	if !shared.SharedAcrossInstances() || shared.MaxBlobBytes() != DefaultMaxSharedBlobBytes {
-		t.Fatal("Redis not reported as shared")
+	if c.Blobs.MaxBlobBytes() != DefaultMaxSharedBlobBytes {
+		t.Fatalf("MaxBlobBytes = %d", c.Blobs.MaxBlobBytes())
 	}
 }
 

@@ -1,9 +1,11 @@
 // Package store defines, as narrow interfaces, what the agent runtime keeps
 // and shares: tasks (TaskStore), contexts (ContextStore), push configs
 // (PushConfigStore), the push outbox (Outbox) and the events of running
-// turns (EventBus, EventLog). It holds the embedded SQLite implementation of
-// the stores (SQLite, and Deferred, opened later: OPS-6) and the in-process
-// event bus (LocalBus). It imports nothing from Caddy and nothing of agent.
+// turns (EventBus, EventLog). Each store says once, when it opens, which
+// parts it has (Capabilities). It holds the embedded SQLite implementation
+// of the stores (SQLite, and Deferred, opened later: OPS-6), the shared one
+// (Redis) and the in-process event bus (LocalBus). It imports nothing from
+// Caddy and nothing of agent.
 package store
 
 import (
@@ -107,9 +109,9 @@ type ContextStore interface {
 	GetContext(ctx context.Context, owner, id string) (*ContextRecord, error)
 }
 
-// Store is what the agent runtime (agent.Hub) is built over: tasks and
-// contexts. Push notifications also need a PushStore, which the runtime
-// finds by a type assertion on the same value.
+// Store is the part of a store every runtime needs: tasks and contexts.
+// The runtime (agent.Hub) is built over a store's Capabilities, which
+// hold it with the optional parts (push, event log, sharing…).
 type Store interface {
 	TaskStore
 	ContextStore
