@@ -18,7 +18,7 @@ func newDeferredEnv(t *testing.T, d *store.Deferred, cfg Config) *testEnv {
 	t.Helper()
 	hub := NewDeferredHub(d)
 	svc := NewService(hub, cfg)
-	h := NewHandler(svc, TransportConfig{})
+	h := NewHTTPHandler(svc, TransportConfig{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
 			http.Error(w, "not an A2A route", http.StatusTeapot)
