@@ -264,7 +264,7 @@ func (h *AgentHandler) transportConfig() httpx.TransportConfig {
 // output modes, extensions, the base URL and, with auth on, the extended
 // card (CARD-8).
 func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, tc *httpx.TransportConfig) error {
-	if err := h.Card.Provision(ctx); err != nil {
+	if err := h.Card.provisionFor(ctx, h); err != nil { // the card facts: card_facts.go
 		return fmt.Errorf("card: %w", err)
 	}
 	if cfg.Namespace == "" {

@@ -10,8 +10,6 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-
-	"github.com/caddy-a2a/caddy-a2a/agent/card"
 )
 
 func init() {
@@ -222,18 +220,9 @@ func (hs *a2aHandlers) unmarshalBlock(d *caddyfile.Dispenser, block string, agen
 	return validated(d, hs.agent.Validate) // the values: as for JSON configs
 }
 
-// finish derives the card's security schemes from the auth block and
-// attaches card and auth to the agent handler.
+// finish attaches card and auth to the agent handler. The a2a_card handler
+// gets no copy of the agent's facts: it derives them from the a2a and
+// a2a_auth handlers of its route when it serves (card_facts.go).
 func (hs *a2aHandlers) finish() {
-	s := hs.auth.Config.Schemes(nil)
-	hs.card.Security = &card.Security{
-		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
-		APIKeyHeader: hs.auth.APIKeyHeader,
-		JWT:          s.JWT,
-		FromEnv:      !hs.auth.NoEnv,
-	}
-	if *hs.card.Security == (card.Security{}) {
-		hs.card.Security = nil
-	}
 	hs.agent.attach(hs.card, hs.auth)
 }

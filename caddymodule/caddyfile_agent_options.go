@@ -1,15 +1,10 @@
 package caddymodule
 
 import (
-	"cmp"
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
-
-	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // unmarshalOption parses one agent subdirective of the a2a Caddyfile block.
@@ -208,10 +203,11 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 }
 
 // attach receives the card and auth handlers built by the same a2a
-// directive: the auth handler learns whether gRPC is served, the agent
-// keeps a copy of the card (for the extended card,
-// output modes and required extensions) and the card learns what the agent
-// exposes.
+// directive: the auth handler learns whether gRPC is served, and the agent
+// keeps a copy of the card (for the extended card, output modes and
+// required extensions) with the schemes of the auth block, which the
+// agent cannot see at provision time; the rest of what the card says
+// about the agent it derives from the agent (card_facts.go).
 func (h *AgentHandler) attach(card *CardHandler, auth *AuthHandler) {
 	if auth != nil {
 		auth.GRPC = h.GRPC // gRPC-shaped refusals only where gRPC is served
@@ -219,30 +215,7 @@ func (h *AgentHandler) attach(card *CardHandler, auth *AuthHandler) {
 	if card == nil {
 		return
 	}
-	if h.Push != nil {
-		card.PushNotifications = true // capabilities.pushNotifications (PUSH-1)
-		card.PushSign = h.Push.Sign   // published in the JWKS (PUSH-8)
-	}
-	if h.WebSocket != nil {
-		card.WebSocketPath = h.WebSocket.path() // XPORT-3
-	}
-	card.LegacyV03 = h.LegacyV03 // the dual card (RPC-2)
-	if h.ThinkingExposure != nil && len(*h.ThinkingExposure) > 0 {
-		card.ThinkingTypes = append([]string(nil), (*h.ThinkingExposure)...)
-	} else if h.ThinkingExposure == nil {
-		card.ThinkingTypes = []string{"tool_trace"}
-	}
-	if h.GRPC {
-		card.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
-	}
-	card.EventLogSize = cmp.Or(h.EventLogSize, store.DefaultEventLogSize) // RPC-17
-	// RPC-18: the idempotent-send extension, unless dedupe_window is off.
-	if h.DedupeWindow >= 0 {
-		card.DedupeWindow = cmp.Or(h.DedupeWindow, caddy.Duration(agent.DefaultDedupeWindow))
-		card.DedupeAlways = h.Dedupe == "always"
-	} else {
-		card.DedupeWindow, card.DedupeAlways = 0, false
-	}
 	c := *card
+	c.Security = securityOf(auth)
 	h.Card = &c
 }

@@ -19,8 +19,8 @@ func TestUnmarshalGRPC(t *testing.T) {
 		t.Error("grpc: AgentHandler.GRPC = false")
 	}
 	want := []string{"JSONRPC", "HTTP+JSON", "GRPC"}
-	if !slices.Equal(hs.card.Bindings, want) || hs.agent.Card == nil || !slices.Equal(hs.agent.Card.Bindings, want) {
-		t.Errorf("card bindings = %v (agent copy %v), want %v", hs.card.Bindings, hs.agent.Card, want)
+	if got := hs.agent.cardFacts().Bindings; !slices.Equal(got, want) || hs.card.Bindings != nil {
+		t.Errorf("card bindings = %v (a2a_card copy %v), want %v derived, no copy", got, hs.card.Bindings, want)
 	}
 	raw, _ := json.Marshal(hs.agent)
 	if !strings.Contains(string(raw), `"grpc":true`) {
@@ -31,8 +31,8 @@ func TestUnmarshalGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hs.agent.GRPC || hs.card.Bindings != nil {
-		t.Errorf("without grpc: GRPC %v, card bindings %v", hs.agent.GRPC, hs.card.Bindings)
+	if hs.agent.GRPC || hs.agent.cardFacts().Bindings != nil {
+		t.Errorf("without grpc: GRPC %v, card bindings %v", hs.agent.GRPC, hs.agent.cardFacts().Bindings)
 	}
 	if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\ngrpc on\n}"); err == nil {
 		t.Error("grpc with an argument: no error")

@@ -34,19 +34,19 @@ func TestUnmarshalDedupeMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hs.agent.Dedupe != "always" || !hs.card.DedupeAlways || time.Duration(hs.card.DedupeWindow) != 2*time.Minute {
-		t.Errorf("dedupe always: Dedupe %q, card always %v window %v; want always, true, 2m", hs.agent.Dedupe, hs.card.DedupeAlways, time.Duration(hs.card.DedupeWindow))
+	if f := hs.agent.cardFacts(); hs.agent.Dedupe != "always" || !f.DedupeAlways || f.DedupeWindow != 2*time.Minute {
+		t.Errorf("dedupe always: Dedupe %q, card always %v window %v; want always, true, 2m", hs.agent.Dedupe, f.DedupeAlways, f.DedupeWindow)
 	}
 	if err := hs.agent.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
 	hs, err = parseBlock(t, "a2a {\ncard {\nname x\n}\n}")
-	if err != nil || hs.agent.Dedupe != "" || hs.card.DedupeAlways || time.Duration(hs.card.DedupeWindow) != 10*time.Minute {
-		t.Errorf("default: %v, Dedupe %q, card always %v window %v; want extension mode, 10m", err, hs.agent.Dedupe, hs.card.DedupeAlways, time.Duration(hs.card.DedupeWindow))
+	if f := hs.agent.cardFacts(); err != nil || hs.agent.Dedupe != "" || f.DedupeAlways || f.DedupeWindow != 10*time.Minute {
+		t.Errorf("default: %v, Dedupe %q, card always %v window %v; want extension mode, 10m", err, hs.agent.Dedupe, f.DedupeAlways, f.DedupeWindow)
 	}
 	hs, err = parseBlock(t, "a2a {\ncard {\nname x\n}\ndedupe extension\ndedupe_window off\n}")
-	if err != nil || hs.agent.Dedupe != "extension" || hs.card.DedupeWindow != 0 {
-		t.Errorf("dedupe_window off: %v, card window %v; want no extension", err, hs.card.DedupeWindow)
+	if err != nil || hs.agent.Dedupe != "extension" || hs.agent.cardFacts().DedupeWindow != 0 {
+		t.Errorf("dedupe_window off: %v, card window %v; want no extension", err, hs.agent.cardFacts().DedupeWindow)
 	}
 	for _, bad := range []string{"dedupe", "dedupe sometimes", "dedupe always extension"} {
 		if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\n"+bad+"\n}"); err == nil {

@@ -44,8 +44,8 @@ func TestTrustCaddyfileSignAndJWT(t *testing.T) {
 	if j == nil || j.Secret != "{env.J}" || j.Issuer != "https://i" || j.Audience != "a" || len(j.Algorithms) != 1 {
 		t.Fatalf("jwt: %+v", j)
 	}
-	if hs.card.Security == nil || !hs.card.Security.JWT || !hs.card.Security.Bearer {
-		t.Fatalf("card security: %+v", hs.card.Security)
+	if s := securityOf(hs.auth); s == nil || !s.JWT || !s.Bearer || hs.card.Security != nil {
+		t.Fatalf("card security: %+v (a2a_card copy %+v)", s, hs.card.Security)
 	}
 	if hs.agent.Card == nil || len(hs.agent.Card.Sign) != 2 {
 		t.Fatal("the agent's card copy lacks the signing keys (extended card would be unsigned)")

@@ -33,8 +33,8 @@ func TestUnmarshalPushSign(t *testing.T) {
 	if len(p.Sign) != 2 || p.Sign[0].KID != "push-2" || p.Sign[1].Alg != "eddsa" || p.SignIssuer != "https://agent.example.com" || time.Duration(p.SignTTL) != 2*time.Minute {
 		t.Fatalf("push sign = %+v issuer %q ttl %v", p.Sign, p.SignIssuer, p.SignTTL)
 	}
-	if len(hs.card.PushSign) != 2 {
-		t.Errorf("card push_sign = %+v, want both keys published", hs.card.PushSign)
+	if f := hs.agent.cardFacts(); len(f.PushSign) != 2 || hs.card.PushSign != nil {
+		t.Errorf("card push_sign = %+v (a2a_card copy %+v), want both keys published, derived", f.PushSign, hs.card.PushSign)
 	}
 	for _, c := range []struct{ body, want string }{
 		{"sign hs256 {\nkid a\nkey_file f\n}", "use es256 or eddsa"},
