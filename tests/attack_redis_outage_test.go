@@ -56,7 +56,7 @@ func redisOutageDuringTurns(t *testing.T, n int) {
 	s, streamID, _ := startOnA(t, ga.URL, longPrompt)
 	blocking := make(chan map[string]any, 1)
 	go func() {
-		res, err := harness.TryRPC(ga.URL, "", "SendMessage", map[string]any{"message": protoMsg(longPrompt, "", "")})
+		res, err := harness.At(ga.URL).Try("SendMessage", map[string]any{"message": protoMsg(longPrompt, "", "")})
 		if err != nil {
 			t.Logf("blocking SendMessage: %v", err)
 			blocking <- nil
@@ -104,7 +104,7 @@ func redisOutageDuringTurns(t *testing.T, n int) {
 		for _, g := range gws {
 			var state string
 			if !waitFor(t, 30*time.Second, func() bool {
-				res, err := harness.TryRPC(g.URL, "", "GetTask", map[string]any{"id": id})
+				res, err := harness.At(g.URL).Try("GetTask", map[string]any{"id": id})
 				state = harness.TaskState(res)
 				return err == nil && settled(state)
 			}) {

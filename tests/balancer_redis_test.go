@@ -65,7 +65,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 		t.Fatalf("SendMessage through the balancer: %v", first)
 	}
 	for i := range 6 { // several requests: both gateways answer some
-		got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": id})
+		got, rerr := harness.At(lb).RPC(t, "GetTask", map[string]any{"id": id})
 		if rerr != nil || got["id"] != id || harness.TaskState(got) != "TASK_STATE_INPUT_REQUIRED" {
 			t.Fatalf("GetTask %d through the balancer: %v %v", i, got, rerr)
 		}
@@ -79,13 +79,13 @@ func TestBalancerTwoGateways(t *testing.T) {
 	if cont["id"] != id || harness.TaskState(cont) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("follow-up through the balancer: %v", cont)
 	}
-	got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": id})
+	got, rerr := harness.At(lb).RPC(t, "GetTask", map[string]any{"id": id})
 	if rerr != nil || !slices.Equal(historyTexts(got), []string{"one", "two"}) {
 		t.Fatalf("history after the follow-up: %v %v", historyTexts(got), rerr)
 	}
 
 	// SendStreamingMessage: the Task, then consecutive event ids to the end.
-	s := harness.StreamRPC(t, lb, "", "SendStreamingMessage", map[string]any{"message": protoMsg("stream me", "", "")}, harness.ID("s1"))
+	s := harness.At(lb).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("stream me", "", "")}, harness.ID("s1"))
 	tasks++
 	evs := s.RestEvents(30 * time.Second)
 	if len(evs) < 4 || evs[0].Map["task"] == nil || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
@@ -111,7 +111,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 	tasks++
 	var subs []*harness.Stream
 	for i := range 3 {
-		subs = append(subs, harness.StreamRPC(t, lb, "", "SubscribeToTask", map[string]any{"id": slowID}, harness.ID(fmt.Sprint("sub", i))))
+		subs = append(subs, harness.At(lb).Stream(t, "SubscribeToTask", map[string]any{"id": slowID}, harness.ID(fmt.Sprint("sub", i))))
 	}
 	onA = append(onA, sa.RestEvents(30*time.Second)...)
 	if eventStateOf(onA[len(onA)-1]) != "TASK_STATE_INPUT_REQUIRED" {
@@ -137,7 +137,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 	// cancel).
 	sc, cancelID, _ := startOnA(t, lb, slowPrompt)
 	tasks++
-	res, rerr := harness.RPC(t, lb, "", "CancelTask", map[string]any{"id": cancelID})
+	res, rerr := harness.At(lb).RPC(t, "CancelTask", map[string]any{"id": cancelID})
 	if rerr != nil || harness.TaskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask through the balancer: %v %v", res, rerr)
 	}
@@ -153,7 +153,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 		t.Fatal("the canceled turn never ended on either gateway")
 	}
 	for i := range 4 {
-		got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": cancelID})
+		got, rerr := harness.At(lb).RPC(t, "GetTask", map[string]any{"id": cancelID})
 		if rerr != nil || harness.TaskState(got) != "TASK_STATE_CANCELED" {
 			t.Fatalf("GetTask %d of the canceled task: %v %v", i, got, rerr)
 		}

@@ -115,7 +115,7 @@ func gosdkSession(ctx context.Context) context.Context { return a2aclient.Attach
 // validate` warns that the form is not the spec's, with no error.
 func TestGoSDKSecuredCard(t *testing.T) {
 	gw := gosdkStartSecured(t, "security_requirements_form a2a-go")
-	raw := string(harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", "").Raw)
+	raw := string(harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "").Raw)
 	if !strings.Contains(raw, `"securityRequirements":[{"schemes":{"bearerAuth":[]}}]`) || !strings.Contains(raw, `"signatures":[`) {
 		t.Fatalf("root card is not the signed a2a-go form:\n%s", raw)
 	}
@@ -318,7 +318,7 @@ func gosdkCancel(t *testing.T, ctx context.Context, client *a2aclient.Client, bi
 // validate` says so and names the option.
 func TestGoSDKSecuredCardNeedsTheOption(t *testing.T) {
 	gw := gosdkStartSecured(t, "")
-	raw := string(harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", "").Raw)
+	raw := string(harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "").Raw)
 	if !strings.Contains(raw, `"securityRequirements":[{"schemes":{"bearerAuth":{"list":[]}}}]`) {
 		t.Fatalf("default card is not ProtoJSON:\n%s", raw)
 	}

@@ -39,7 +39,7 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 	ga := harness.StartGatewayWith(t, site, opts)
 	gb := harness.StartGatewayWith(t, site, opts)
 
-	sa := harness.StreamRPC(t, ga.URL, "", "SendStreamingMessage", map[string]any{"message": protoMsg("die mid-turn", "", ""),
+	sa := harness.At(ga.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("die mid-turn", "", ""),
 		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/hook", "token": "t"}}}, harness.ID("s1"))
 	ev, ok := sa.NextEvent(30 * time.Second)
 	if !ok || ev.Map["task"] == nil {
@@ -51,7 +51,7 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 			t.Fatal("turn on A ended early")
 		}
 	}
-	follow := harness.StreamRPC(t, gb.URL, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("f1"))
+	follow := harness.At(gb.URL).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("f1"))
 	if ev, ok := follow.NextEvent(30 * time.Second); !ok || ev.Map["task"] == nil {
 		t.Fatalf("SubscribeToTask on B: %v, %v; want the Task first", ev.Map, ok)
 	}
@@ -59,7 +59,7 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 	killed := time.Now()
 
 	state := func() (string, string) {
-		got, rerr := harness.RPC(t, gb.URL, "", "GetTask", map[string]any{"id": taskID})
+		got, rerr := harness.At(gb.URL).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("GetTask on B: %v", rerr)
 		}

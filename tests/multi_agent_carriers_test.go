@@ -92,7 +92,7 @@ func mcStart(t *testing.T, redisAddr string) *harness.Gateway {
 // mcHas reports whether the agent at url holds task id for token.
 func mcHas(t *testing.T, url, token, id string) bool {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, token, "GetTask", map[string]any{"id": id})
+	res, rerr := harness.At(url, harness.Bearer(token)).RPC(t, "GetTask", map[string]any{"id": id})
 	return rerr == nil && res != nil
 }
 
@@ -241,12 +241,12 @@ func TestMultiAgentLimitsInherited(t *testing.T) {
 		{"POST / tenant shell", root, map[string]any{"message": bkMessage("may I?", "", nil), "tenant": "shell"}},
 		{"POST /", root, msg},
 	} {
-		r := harness.Call(t, tc.url, mcMon, "SendMessage", tc.params)
+		r := harness.At(tc.url, harness.Bearer(mcMon)).Call(t, "SendMessage", tc.params)
 		if r.StatusCode != http.StatusForbidden || r.Error == nil || r.Error["code"] != float64(-32050) {
 			t.Errorf("%s: mon SendMessage: HTTP %d %s, want 403 PERMISSION_DENIED", tc.name, r.StatusCode, r.Raw)
 		}
 	}
-	if r := harness.Call(t, shell, mcMon, "ListTasks", map[string]any{}); r.StatusCode != http.StatusOK {
+	if r := harness.At(shell, harness.Bearer(mcMon)).Call(t, "ListTasks", map[string]any{}); r.StatusCode != http.StatusOK {
 		t.Errorf("mon ListTasks on /shell/: HTTP %d %s", r.StatusCode, r.Raw)
 	}
 	c, ctx := mcGRPC(t, gw, mcMon)
@@ -264,7 +264,7 @@ func TestMultiAgentLimitsInherited(t *testing.T) {
 		if i%2 == 1 {
 			u = shell
 		}
-		if r := harness.Call(t, u, mcOps, "ListTasks", map[string]any{}); r.StatusCode == http.StatusOK {
+		if r := harness.At(u, harness.Bearer(mcOps)).Call(t, "ListTasks", map[string]any{}); r.StatusCode == http.StatusOK {
 			served++
 		} else if r.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("ops ListTasks: HTTP %d %s", r.StatusCode, r.Raw)
@@ -512,7 +512,7 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 // returns the task id.
 func maSendAuth(t *testing.T, url, token string) string {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, token, "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)})
+	res, rerr := harness.At(url, harness.Bearer(token)).RPC(t, "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage to %s: %v", url, rerr)
 	}

@@ -193,7 +193,7 @@ func protoMsg(text, contextID, taskID string) map[string]any {
 
 func (g *protoGateway) request(method, path string, body []byte, hdr map[string]string) (*http.Response, []byte) {
 	g.t.Helper()
-	r := harness.Do(g.t, method, g.URL+path, string(body), harness.Headers(hdr))
+	r := harness.At(g.URL+path).Do(g.t, method, string(body), harness.Headers(hdr))
 	return r.Response, r.Raw
 }
 
@@ -273,13 +273,13 @@ type protoSSE struct {
 // stream opens an HTTP+JSON stream (a REST route).
 func (g *protoGateway) stream(method, path string, body []byte) *protoSSE {
 	g.t.Helper()
-	return &protoSSE{Stream: harness.StreamHTTP(g.t, method, g.URL+path, string(body)), t: g.t}
+	return &protoSSE{Stream: harness.At(g.URL+path).StreamHTTP(g.t, method, string(body)), t: g.t}
 }
 
 // rpcStream opens a JSON-RPC stream with id "s1".
 func (g *protoGateway) rpcStream(method string, params any) *protoSSE {
 	g.t.Helper()
-	return &protoSSE{Stream: harness.StreamRPC(g.t, g.URL, "", method, params, harness.ID("s1")), t: g.t, rpc: true}
+	return &protoSSE{Stream: harness.At(g.URL).Stream(g.t, method, params, harness.ID("s1")), t: g.t, rpc: true}
 }
 
 func (s *protoSSE) close() { s.Close() }
@@ -573,7 +573,7 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 		if task.Status.State != "TASK_STATE_FAILED" {
 			t.Fatalf("empty message: %s", task.Status.State)
 		}
-		r := harness.Call(t, g.URL, "", "SubscribeToTask", map[string]any{"id": task.ID}, harness.ID(3))
+		r := harness.At(g.URL).Call(t, "SubscribeToTask", map[string]any{"id": task.ID}, harness.ID(3))
 		resp, b := r.Response, r.Raw
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(b), `"code":-32004`) {
 			t.Errorf("subscribe to terminal: %q %s", resp.Header.Get("Content-Type"), b)

@@ -98,7 +98,7 @@ func pushSend(t *testing.T, gw string, cfg map[string]any, opts ...harness.Optio
 		"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprint(time.Now().UnixNano()), "parts": []any{map[string]any{"text": "hello"}}},
 		"configuration": map[string]any{"taskPushNotificationConfig": cfg},
 	}
-	res, rerr := harness.RPC(t, gw, "", "SendMessage", params, opts...)
+	res, rerr := harness.At(gw).RPC(t, "SendMessage", params, opts...)
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -177,7 +177,7 @@ func TestPushE2E(t *testing.T) {
 			}
 
 			// The config reads back with the task id as its id (PUSH-1).
-			got, rerr := harness.RPC(t, gw.URL, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
+			got, rerr := harness.At(gw.URL).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
 			if rerr != nil || got["url"] != recv.srv.URL+"/ok" || got["token"] != "tok-1" {
 				t.Fatalf("get config: %v %v", got, rerr)
 			}

@@ -67,7 +67,7 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 	gw := teGateway(t)
 
 	// Small: inline, both streamed and stored.
-	events := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("raw-small", "", nil)}).Rest(30 * time.Second)
+	events := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("raw-small", "", nil)}).Rest(30 * time.Second)
 	if state, _ := bkFinalText(events); state != "TASK_STATE_COMPLETED" {
 		t.Fatalf("raw-small turn ended %s: %v", state, events)
 	}
@@ -77,13 +77,13 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 	if bkStr(a, "parts", 0, "raw") != wantSmall || bkStr(a, "parts", 0, "filename") != "small.bin" || bkGet(a, "parts", 0, "url") != nil {
 		t.Errorf("streamed small artifact = %v", a)
 	}
-	task, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	task, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rpcErr != nil || bkStr(task, "artifacts", 0, "parts", 0, "raw") != wantSmall {
 		t.Errorf("GetTask small artifact: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
 
 	// Large (300 bytes > 64): stored, a url part with the payload metadata.
-	events = harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("raw-large", "", nil)}).Rest(30 * time.Second)
+	events = harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("raw-large", "", nil)}).Rest(30 * time.Second)
 	if state, _ := bkFinalText(events); state != "TASK_STATE_COMPLETED" {
 		t.Fatalf("raw-large turn ended %s: %v", state, events)
 	}
@@ -102,7 +102,7 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 	if b, _ := json.Marshal(events); strings.Contains(string(b), base64.StdEncoding.EncodeToString(want)[:80]) {
 		t.Error("the stored bytes are repeated in the stream")
 	}
-	task, rpcErr = harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	task, rpcErr = harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rpcErr != nil || bkStr(task, "artifacts", 0, "parts", 0, "url") != link {
 		t.Errorf("GetTask large artifact: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
@@ -132,7 +132,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 }`)
 	seen := map[string]bool{}
 	for turn := 0; turn < 2; turn++ {
-		events := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("one two three four five six", "", nil)}).Rest(30 * time.Second)
+		events := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("one two three four five six", "", nil)}).Rest(30 * time.Second)
 		taskID := bkStr(events[0], "task", "id")
 		chunks, messages := 0, 0
 		final := ""
@@ -154,7 +154,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 		if chunks != 4 || messages != 6 {
 			t.Errorf("turn %d: %d chunk messages of %d, want 4 of 6 (chunks, whole answer, final)", turn, chunks, messages)
 		}
-		task, rpcErr := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": taskID})
+		task, rpcErr := harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": taskID})
 		hist, _ := bkGet(task, "history").([]any)
 		if rpcErr != nil || len(hist) != 2 || bkStr(hist[0], "role") != "ROLE_USER" || bkStr(hist[1], "messageId") != final || bkStr(hist[1], "parts", 0, "text") != "Echo: one two three four five six" {
 			t.Errorf("turn %d: stored history = %v %v", turn, rpcErr, hist)
@@ -170,7 +170,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 func TestTurnEventsInvalidAgentResponse(t *testing.T) {
 	gw := teGateway(t)
 	for _, prompt := range []string{"not-json", "bad-part"} {
-		res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})
+		res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})
 		if rpcErr == nil || rpcErr["code"] != float64(-32006) {
 			t.Fatalf("%s: SendMessage = %v %v, want error -32006", prompt, res, rpcErr)
 		}
@@ -183,18 +183,18 @@ func TestTurnEventsInvalidAgentResponse(t *testing.T) {
 			t.Errorf("%s: ErrorInfo = %v", prompt, info)
 		}
 		taskID := bkStr(info, "metadata", "taskId")
-		task, getErr := harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+		task, getErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if getErr != nil || bkStr(task, "status", "state") != "TASK_STATE_FAILED" || bkStr(task, "status", "message", "parts", 0, "text") != bkStr(rpcErr, "message") {
 			t.Errorf("%s: stored task %v %v", prompt, getErr, task)
 		}
 		if b, _ := json.Marshal(task); strings.Contains(string(b), "secret") {
 			t.Errorf("%s: the stored task leaks backend output: %s", prompt, b)
 		}
-		if _, bobErr := harness.RPC(t, gw.URL, "tok-bob", "GetTask", map[string]any{"id": taskID}); bobErr == nil || bobErr["code"] != float64(-32001) {
+		if _, bobErr := harness.At(gw.URL, harness.Bearer("tok-bob")).RPC(t, "GetTask", map[string]any{"id": taskID}); bobErr == nil || bobErr["code"] != float64(-32001) {
 			t.Errorf("%s: another principal sees the task: %v", prompt, bobErr)
 		}
 	}
-	events := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("not-json", "", nil)}).Rest(30 * time.Second)
+	events := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("not-json", "", nil)}).Rest(30 * time.Second)
 	state, text := bkFinalText(events)
 	if bkGet(events[0], "task") == nil || state != "TASK_STATE_FAILED" || !strings.HasPrefix(text, "The agent returned an invalid response (correlation id ") {
 		t.Errorf("streamed invalid output ended %s %q", state, text)

@@ -91,7 +91,7 @@ func TestWebSocketCredentialExpiry(t *testing.T) {
 	// context ends then), long before the 10 s turn would have.
 	sseTok := trustJWT(t, wsJWTSecret, "https://issuer.example.com", "caddy-a2a", "alice", time.Now().Add(3*time.Second))
 	start := time.Now()
-	st := harness.StreamRPC(t, gw.URL+"/", sseTok, "SendStreamingMessage", wsMessage("a prompt long enough to stream for ten seconds"))
+	st := harness.At(gw.URL+"/", harness.Bearer(sseTok)).Stream(t, "SendStreamingMessage", wsMessage("a prompt long enough to stream for ten seconds"))
 	evs := st.Rest(9 * time.Second)
 	if took := time.Since(start); took > 7*time.Second || len(evs) == 0 {
 		t.Fatalf("SSE stream with a 3 s JWT: %d events over %v, want it ended at the expiry", len(evs), took)

@@ -57,7 +57,7 @@ func TestWebSocketBinding(t *testing.T) {
 	})
 
 	t.Run("card advertises websocket", func(t *testing.T) {
-		r := harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", "")
+		r := harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "")
 		var c struct {
 			SupportedInterfaces []struct{ URL, ProtocolBinding string } `json:"supportedInterfaces"`
 		}

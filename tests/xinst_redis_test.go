@@ -20,7 +20,7 @@ import (
 // task id and the events read so far (the Task, WORKING, the first chunk).
 func startOnA(t *testing.T, a, text string) (*harness.Stream, string, []harness.Event) {
 	t.Helper()
-	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")}, harness.ID("s1"))
+	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")}, harness.ID("s1"))
 	var evs []harness.Event
 	for len(evs) < 3 {
 		ev, ok := s.NextEvent(30 * time.Second)
@@ -45,8 +45,8 @@ func TestRedisSubscribeAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
 	sa, taskID, onA := startOnA(t, a, "follow me")
 
-	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
-	sr := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"), resumeExt)
+	sb := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	sr := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"), resumeExt)
 	onA = append(onA, sa.RestEvents(30*time.Second)...)
 	if eventStateOf(onA[len(onA)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("turn on A: %v", sseStates(onA))
@@ -78,7 +78,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 	a, b := ga.URL, gb.URL
 	sa, taskID, _ := startOnA(t, a, "cancel me elsewhere")
 	start := time.Now()
-	res, rerr := harness.RPC(t, b, "", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(b).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if rerr != nil {
 		t.Fatalf("CancelTask on B: %v", rerr)
 	}
@@ -107,7 +107,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		t.Fatalf("A's turn never ended:\n%s", ga.Output())
 	}
 	for _, u := range []string{a, b} {
-		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
+		got, rerr := harness.At(u).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("GetTask: %v", rerr)
 		}
@@ -116,7 +116,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		}
 		// Cancel again, on either instance: idempotent (A2A 1.0 §3.3.1),
 		// the stored canceled task unchanged.
-		again, rerr := harness.RPC(t, u, "", "CancelTask", map[string]any{"id": taskID})
+		again, rerr := harness.At(u).RPC(t, "CancelTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("second CancelTask on %s: %v", u, rerr)
 		}
@@ -137,9 +137,9 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
 	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
 
-	stream := harness.StreamRPC(t, ga.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
+	stream := harness.At(ga.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	taskID, pid := bkWaitWorkingPID(t, stream)
-	res, rerr := harness.RPC(t, gb.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(gb.URL, harness.Bearer("tok-alice")).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if rerr != nil {
 		t.Fatalf("CancelTask on B: %v", rerr)
 	}
@@ -150,7 +150,7 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
 		t.Fatalf("A's turn ended %s, want CANCELED", state)
 	}
-	got, rerr := harness.RPC(t, ga.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	got, rerr := harness.At(ga.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rerr != nil || bkStr(got, "status", "state") != "TASK_STATE_CANCELED" {
 		t.Fatalf("stored task on A: %v %v, want CANCELED", got, rerr)
 	}
@@ -161,17 +161,17 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 // event of the follow-up turn that runs on A, and ends with it.
 func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
-	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("first", "", "")}, harness.ID("s1"))
+	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("first", "", "")}, harness.ID("s1"))
 	first := s.RestEvents(30 * time.Second)
 	if len(first) < 2 || eventStateOf(first[len(first)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("first turn on A: %v", sseStates(first))
 	}
 	taskID := first[0].Map["task"].(map[string]any)["id"].(string)
-	wait := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("w1"))
+	wait := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("w1"))
 	if ev, ok := wait.NextEvent(30 * time.Second); !ok || ev.Map["task"] == nil {
 		t.Fatalf("SubscribeToTask on B: %v %v, want the Task first", ev.Map, ok)
 	}
-	s2 := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("second", "", taskID)}, harness.ID("s2"))
+	s2 := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("second", "", taskID)}, harness.ID("s2"))
 	second := s2.RestEvents(30 * time.Second)
 	if len(second) < 3 || eventStateOf(second[len(second)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("second turn on A: %v", sseStates(second))
@@ -193,13 +193,13 @@ func TestRedisCrossInstanceLatency(t *testing.T) {
 	site := "a2a {\n\tcard {\n\t\tname latency\n\t}\n\tbackend echo {\n\t\tdelay 10ms\n\t\tchunks 200\n\t}\n}"
 	a := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
 	b := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
-	sa := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(strings.Repeat("chunk ", 200), "", "")}, harness.ID("s1"))
+	sa := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(strings.Repeat("chunk ", 200), "", "")}, harness.ID("s1"))
 	ev, ok := sa.NextEvent(30 * time.Second)
 	if !ok || ev.Map["task"] == nil {
 		t.Fatalf("turn on A: %v %v", ev.Map, ok)
 	}
 	taskID := ev.Map["task"].(map[string]any)["id"].(string)
-	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	sb := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
 	read := func(s *harness.Stream, at map[string]time.Time, done chan<- struct{}) {
 		defer close(done)
 		for {
@@ -250,7 +250,7 @@ func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 	if _, err := harness.RedisCommand(addr, "CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
 		t.Fatal(err)
 	}
-	res, rerr := harness.RPC(t, gb.URL, "", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(gb.URL).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if _, err := harness.RedisCommand(addr, "DEL", "e2e:{t:"+taskID+"}:cx"); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 		t.Fatalf("A's turn never ended:\n%s", ga.Output())
 	}
 	for _, u := range []string{ga.URL, gb.URL} {
-		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
+		got, rerr := harness.At(u).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("GetTask: %v", rerr)
 		}

@@ -12,7 +12,7 @@ func WaitTask(t testing.TB, url, id string, within time.Duration, done func(task
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		task, rpcErr := RPC(t, url, "", "GetTask", map[string]any{"id": id}, opts...)
+		task, rpcErr := At(url).RPC(t, "GetTask", map[string]any{"id": id}, opts...)
 		if rpcErr != nil {
 			t.Fatalf("GetTask %s: %v", id, rpcErr)
 		}
