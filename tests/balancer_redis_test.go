@@ -35,12 +35,10 @@ func balancerSite(upstreams ...string) string {
 func startBalanced(t *testing.T, backend string) (string, []*harness.Gateway) {
 	t.Helper()
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname balanced\n\t}\n\t" + backend + "\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	lb := harness.StartGatewayWith(t, balancerSite(ga.Addr, gb.Addr), harness.Options{})
-	return lb.URL, []*harness.Gateway{ga, gb}
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	lb := harness.StartGatewayWith(t, balancerSite(gws[0].Addr, gws[1].Addr), harness.Options{})
+	return lb.URL, gws
 }
 
 // TestBalancerTwoGateways (SCALE-4, SCALE-1, RPC-10/11/17): through the

@@ -129,10 +129,9 @@ func TestRedisRestartedMidRun(t *testing.T) {
 	// leases).
 	longPrompt := strings.Repeat("long turn ", 8)
 	r := startPersistentRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix e2e:\n\t\tinstance_lease 2s\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname restart\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, r.Addr, 2, site, harness.Options{}, "instance_lease 2s")
+	ga, gb := gws[0], gws[1]
 	a, b := ga.URL, gb.URL
 
 	// Acknowledged before the restart: three through A, three through B.
@@ -266,10 +265,9 @@ func TestRedisRestartedMidRun(t *testing.T) {
 // final state is stored, with that state.
 func TestRedisFinalWriteDuringOutage(t *testing.T) {
 	r := startPersistentRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname outage\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, r.Addr, 2, site, harness.Options{})
+	ga, gb := gws[0], gws[1]
 
 	// A streaming turn of about 1.5 s: its Task event gives the id.
 	s := harness.At(ga.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")}, harness.ID("s1"))

@@ -27,13 +27,11 @@ func resumeRedisGateways(t *testing.T) (a, b string) {
 func resumeRedisPair(t *testing.T) (ga, gb *harness.Gateway) {
 	t.Helper()
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	// dedupe always: the idempotent-send tests below need no header
 	// (RPC-18; the extension-activated path is in idempotent_test.go).
 	site := "a2a {\n\tcard {\n\t\tname resume\n\t}\n\tdedupe always\n\t" + protoSlowEcho + "\n}"
-	ga = harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb = harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	return ga, gb
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	return gws[0], gws[1]
 }
 
 // sseStates returns "<sse id>:<state or kind>" of every event.

@@ -16,13 +16,8 @@ import (
 func scaleGateways(t *testing.T, n int) []*harness.Gateway {
 	t.Helper()
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname scale\n\t}\n\tbackend echo {\n\t\tchunks 1\n\t}\n}"
-	var gws []*harness.Gateway
-	for range n {
-		gws = append(gws, harness.StartGatewayWith(t, site, harness.Options{Global: global}))
-	}
-	return gws
+	return harness.StartRedisGateways(t, addr, n, site, harness.Options{})
 }
 
 func scaleSend(t *testing.T, url string, msg map[string]any) map[string]any {

@@ -131,11 +131,10 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 // on A, and the task stays CANCELED.
 func TestRedisCancelExecAcrossInstances(t *testing.T) {
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
 	site := "a2a {\n\tcard {\n\t\tname exec-agent\n\t}\n\tauth {\n\t\tprincipal alice bearer tok-alice\n\t}\n\tbackend exec " + script + " {\n\t\tmode per_turn\n\t\tgrace_period 500ms\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	ga, gb := gws[0], gws[1]
 
 	stream := harness.At(ga.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	taskID, pid := bkWaitWorkingPID(t, stream)
@@ -189,10 +188,9 @@ func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
 // p50/p99.
 func TestRedisCrossInstanceLatency(t *testing.T) {
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname latency\n\t}\n\tbackend echo {\n\t\tdelay 10ms\n\t\tchunks 200\n\t}\n}"
-	a := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
-	b := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	a, b := gws[0].URL, gws[1].URL
 	sa := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(strings.Repeat("chunk ", 200), "", "")}, harness.ID("s1"))
 	ev, ok := sa.NextEvent(30 * time.Second)
 	if !ok || ev.Map["task"] == nil {
@@ -241,10 +239,9 @@ func TestRedisCrossInstanceLatency(t *testing.T) {
 // own final write is refused and the task stays CANCELED on both.
 func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname frozen\n\t}\n\t" + protoSlowEcho + "\n\tcancel_drain 1s\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	ga, gb := gws[0], gws[1]
 	_, taskID, _ := startOnA(t, ga.URL, "freeze me")
 	ga.Signal(syscall.SIGSTOP)
 	if _, err := harness.RedisCommand(addr, "CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
