@@ -6,13 +6,10 @@ package tests
 // tasks and contexts.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,20 +76,8 @@ func TestLegacyV03JSSDK(t *testing.T) {
 	}))
 	defer hook.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client_v03.mjs", fast.URL, slow.URL, legacyToken, hook.URL+"/hook")
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	if stderr.Len() > 0 {
-		t.Logf("client_v03.mjs stderr:\n%s", stderr.String())
-	}
 	var sum legacySummary
-	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
-		t.Fatalf("client_v03.mjs (exit %v) printed no JSON summary: %v\n%s", runErr, err, stdout.String())
-	}
+	stdout, runErr := interopRunNode(t, 2*time.Minute, node, dir, &sum, "client_v03.mjs", fast.URL, slow.URL, legacyToken, hook.URL+"/hook")
 	for _, f := range sum.Failures {
 		t.Errorf("JS SDK 0.3: %s", f)
 	}
@@ -136,7 +121,7 @@ func TestLegacyV03JSSDK(t *testing.T) {
 	want("resubscribeTask", "firstEvent", "task")
 	want("resubscribeTask", "lastEvent", "status-update(input-required,final=true)")
 	if t.Failed() {
-		t.Logf("summary: %s", stdout.String())
+		t.Logf("summary: %s", stdout)
 	}
 
 	// The task the 0.3 client made is an ordinary task to a 1.0 caller.

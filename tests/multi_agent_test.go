@@ -376,20 +376,7 @@ func TestMultiAgentBadConfig(t *testing.T) {
 		{"matcher", "a2a /api/* {\n card {\n name x\n }\n agent p {\n card {\n name p\n }\n }\n}", "agent blocks need the a2a directive without a matcher"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "Caddyfile")
-			if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\n"+tc.site+"\n}\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, err := harness.Run(t, dir, "adapt", "--config", path)
-			if err == nil {
-				t.Fatalf("adapt accepted a bad Caddyfile:\n%s", out)
-			}
-			if !strings.Contains(strings.ReplaceAll(out, `\"`, `"`), tc.want) {
-				t.Errorf("error does not name the problem %q:\n%s", tc.want, out)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantAdaptError(t, tc.site, tc.want) })
 	}
 }
 

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,27 +54,9 @@ type stdioProc struct {
 	lines  chan string // stdout lines, in order
 	mu     sync.Mutex
 	all    []string // every stdout line
-	stderr *lockedBuffer
+	stderr *harness.SyncBuffer
 	exited chan struct{}
 	err    error // the exit error, once exited
-}
-
-// lockedBuffer is a goroutine-safe bytes.Buffer.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startStdio runs `caddy a2a stdio --config <dir>/Caddyfile args…`.
@@ -84,7 +65,7 @@ func startStdio(t *testing.T, dir string, args ...string) *stdioProc {
 	cmd := exec.Command(harness.Binary(t), append([]string{"a2a", "stdio", "--config", filepath.Join(dir, "Caddyfile")}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = harness.Env(dir)
-	p := &stdioProc{t: t, cmd: cmd, lines: make(chan string, 10000), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &stdioProc{t: t, cmd: cmd, lines: make(chan string, 10000), stderr: &harness.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {

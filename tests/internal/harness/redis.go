@@ -18,7 +18,7 @@ func StartRedis(t testing.TB) string {
 	bin := NeedTool(t, "redis-server", "the Redis end-to-end tests")
 	port := FreePort(t)
 	dir := t.TempDir()
-	out := &syncBuffer{}
+	out := &SyncBuffer{}
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
