@@ -14,8 +14,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -352,15 +350,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 // TestBackendA2AAdapt: the Caddyfile options of `backend a2a` (TURN-9) and
 // legacy_v03 (RPC-2) adapt and validate; bad ones are refused.
 func TestBackendA2AAdapt(t *testing.T) {
-	adapt := func(site string) (string, error) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "Caddyfile")
-		if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\na2a {\ncard {\nname x\n}\n"+site+"\n}\n}\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, err := harness.Run(t, dir, "adapt", "--config", path, "--validate")
-		return strings.ReplaceAll(out, `\"`, `"`), err
-	}
+	adapt := func(site string) (string, error) { return adaptA2A(t, site) }
 	out, err := adapt(`legacy_v03
 backend a2a https://up.example/ {
 	header X-Up {env.K}

@@ -78,12 +78,7 @@ func TestBadCaddyfilesRejected(t *testing.T) {
 // block on http://127.0.0.1:1) with an error naming want.
 func wantAdaptError(t *testing.T, site, want string) {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\n"+site+"\n}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	out, err := harness.Adapt(t, "http://127.0.0.1:1 {\n"+site+"\n}\n")
 	if err == nil {
 		t.Fatalf("adapt accepted a bad Caddyfile:\n%s", out)
 	}

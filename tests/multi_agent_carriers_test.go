@@ -428,8 +428,6 @@ func (p *stdioProc) nextForSend(t *testing.T, id, line string) stdioReply {
 // agent's own rule in place of the root's for its principal, and none on
 // the agent with an auth of its own.
 func TestMultiAgentLimitsAdapt(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "Caddyfile")
 	site := `http://127.0.0.1:1 {
 	a2a {
 		card {
@@ -464,10 +462,7 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 	}
 }
 `
-	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	out, err := harness.Adapt(t, site)
 	if err != nil {
 		t.Fatalf("adapt: %v\n%s", err, out)
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -443,13 +442,8 @@ func describeLast(events []map[string]any) string {
 // auth (the site's, copied) and agent handler (owner_scope), then the root
 // route with the catalog.
 func TestMultiAgentAdapt(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "Caddyfile")
 	site := "http://127.0.0.1:1 {\n a2a {\n card {\n name root\n public_url https://gw.example.com\n }\n auth {\n bearer tok-site\n }\n agent planner {\n card {\n name planner\n }\n backend echo\n }\n }\n}\n"
-	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	out, err := harness.Adapt(t, site)
 	if err != nil {
 		t.Fatalf("adapt: %v\n%s", err, out)
 	}

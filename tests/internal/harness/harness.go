@@ -141,3 +141,16 @@ func Run(t testing.TB, dir string, args ...string) (string, error) {
 	b, err := cmd.CombinedOutput()
 	return string(b), err
 }
+
+// Adapt writes caddyfile to a new directory and runs `caddy adapt
+// --config` on it (plus args, e.g. "--validate") as Run does, returning
+// the combined output and the exit error.
+func Adapt(t testing.TB, caddyfile string, args ...string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(caddyfile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Run(t, dir, append([]string{"adapt", "--config", path}, args...)...)
+}
