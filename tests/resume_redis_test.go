@@ -69,14 +69,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	end1 := sseSeqs(t, first[1:])[len(first)-2]
 
 	s2 := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("and again", "", taskID)}, harness.ID("s2"))
-	var second []harness.Event
-	for len(second) < 3 { // Task, WORKING, the first chunk
-		ev, ok := s2.NextEvent(30 * time.Second)
-		if !ok {
-			t.Fatalf("second turn on A ended after %v", sseStates(second))
-		}
-		second = append(second, ev)
-	}
+	second := s2.Take(3, 30*time.Second) // Task, WORKING, the first chunk
 	if _, rerr := harness.At(a).RPC(t, "CancelTask", map[string]any{"id": taskID}); rerr != nil {
 		t.Fatalf("CancelTask on A: %v", rerr)
 	}

@@ -55,15 +55,9 @@ func TestStreamResumeLastEventID(t *testing.T) {
 	g := protoStart(t, protoSlowEcho)
 	params := map[string]any{"message": protoMsg("resume me", "", "")}
 	s := harness.At(g.URL).Stream(t, "SendStreamingMessage", params, harness.ID("s1"))
-	var head []harness.Event
-	for len(head) < 3 { // Task, WORKING, the first chunk
-		ev, ok := s.NextEvent(30 * time.Second)
-		if !ok {
-			t.Fatalf("stream ended after %d events", len(head))
-		}
-		head = append(head, ev)
-	}
-	s.Close() // cut after event 2
+	head := s.Take(3, 30*time.Second) // Task, WORKING, the first chunk
+	// Cut after event 2.
+	s.Close()
 	seqs := sseSeqs(t, head)
 	if seqs[0] != 0 || head[0].Map["task"] == nil {
 		t.Fatalf("first event: SSE id %d %v, want the Task with id 0", seqs[0], head[0].Map)

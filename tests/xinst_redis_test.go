@@ -21,14 +21,7 @@ import (
 func startOnA(t *testing.T, a, text string) (*harness.Stream, string, []harness.Event) {
 	t.Helper()
 	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")}, harness.ID("s1"))
-	var evs []harness.Event
-	for len(evs) < 3 {
-		ev, ok := s.NextEvent(30 * time.Second)
-		if !ok {
-			t.Fatalf("turn on A ended after %v", sseStates(evs))
-		}
-		evs = append(evs, ev)
-	}
+	evs := s.Take(3, 30*time.Second)
 	task, _ := evs[0].Map["task"].(map[string]any)
 	if task == nil {
 		t.Fatalf("first event on A is not a Task: %v", evs[0].Map)

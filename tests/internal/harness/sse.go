@@ -194,6 +194,21 @@ func (s *Stream) Next(d time.Duration) (map[string]any, bool) {
 	return ev.Map, ok
 }
 
+// Take reads the next n events, each within d, and returns them; it fails
+// the test when the stream ends first (or as NextEvent does).
+func (s *Stream) Take(n int, d time.Duration) []Event {
+	s.t.Helper()
+	var out []Event
+	for len(out) < n {
+		ev, ok := s.NextEvent(d)
+		if !ok {
+			s.t.Fatalf("stream ended after %d events, want %d: %v", len(out), n, out)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
 // RestEvents reads the stream to its end and returns the events; it fails
 // the test when the stream has not ended within d.
 func (s *Stream) RestEvents(d time.Duration) []Event {
