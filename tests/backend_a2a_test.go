@@ -95,15 +95,7 @@ func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
 
 // sends returns the recorded calls of a method.
 func (p *recordingProxy) sends(method string) []upstreamCall {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []upstreamCall
-	for _, c := range p.calls {
-		if c.Method == method {
-			out = append(out, c)
-		}
-	}
-	return out
+	return lockedFilter(&p.mu, &p.calls, func(c upstreamCall) bool { return c.Method == method })
 }
 
 func startA2AFront(t *testing.T, upstreamURL, token string, extra ...string) *harness.Gateway {
@@ -145,15 +137,7 @@ func a2aSend(t *testing.T, gw *harness.Gateway, text, contextID string, immediat
 	if immediate {
 		params["configuration"] = map[string]any{"returnImmediately": true}
 	}
-	res, rerr := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "SendMessage", params)
-	if rerr != nil {
-		t.Fatalf("SendMessage %q: %v", text, rerr)
-	}
-	task, _ := res["task"].(map[string]any)
-	if task == nil {
-		t.Fatalf("SendMessage %q: no task in %v", text, res)
-	}
-	return task
+	return harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).SendTask(t, params)
 }
 
 var a2aIDs atomic.Int64

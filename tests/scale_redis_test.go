@@ -22,15 +22,7 @@ func scaleGateways(t *testing.T, n int) []*harness.Gateway {
 
 func scaleSend(t *testing.T, url string, msg map[string]any) map[string]any {
 	t.Helper()
-	res, rerr := harness.At(url).RPC(t, "SendMessage", map[string]any{"message": msg})
-	if rerr != nil {
-		t.Fatalf("SendMessage: %v", rerr)
-	}
-	task, _ := res["task"].(map[string]any)
-	if task == nil {
-		t.Fatalf("SendMessage: no task in %v", res)
-	}
-	return task
+	return harness.At(url).SendTask(t, map[string]any{"message": msg})
 }
 
 func scaleMsg(text, contextID, taskID string) map[string]any {

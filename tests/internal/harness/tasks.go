@@ -43,3 +43,19 @@ func TaskState(task map[string]any) string {
 	s, _ := st["state"].(string)
 	return s
 }
+
+// SendTask sends SendMessage with params to the endpoint and returns the
+// task of its result; it fails the test on a JSON-RPC error and on a
+// result without a task.
+func (e Endpoint) SendTask(t testing.TB, params any, opts ...Option) map[string]any {
+	t.Helper()
+	res, rpcErr := e.RPC(t, "SendMessage", params, opts...)
+	if rpcErr != nil {
+		t.Fatalf("SendMessage: %v", rpcErr)
+	}
+	task, _ := res["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("SendMessage: no task in %v", res)
+	}
+	return task
+}
