@@ -38,6 +38,17 @@ func interopNeedNode(t *testing.T) string {
 	return harness.NeedTool(t, "node", "the JS SDK interop tests")
 }
 
+// interopNodeSDK returns the node binary (the test is skipped without
+// it, fails under CI=true) and tests/interop/js with the JS SDK installed
+// (interopJSInstall).
+func interopNodeSDK(t *testing.T) (node, dir string) {
+	t.Helper()
+	node = interopNeedNode(t)
+	dir = filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
+	interopJSInstall(t, dir)
+	return node, dir
+}
+
 // interopJSInstall runs `npm ci` in dir when the SDK is not installed yet.
 func interopJSInstall(t *testing.T, dir string) {
 	t.Helper()
@@ -64,9 +75,7 @@ func interopJSInstall(t *testing.T, dir string) {
 }
 
 func TestInteropJSSDK(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 
 	fast := interopStartGateway(t, "backend echo")
 	slow := interopStartGateway(t, interopSlowEcho)

@@ -7,7 +7,6 @@ package tests
 // the documented frame format.
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,9 +14,7 @@ import (
 )
 
 func TestInteropWebSocketNode(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	gw := harness.StartGateway(t, wsSite)
 
 	var sum struct {

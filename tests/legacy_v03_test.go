@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,9 +60,7 @@ func legacyRPC(t *testing.T, url, method string, params any) (map[string]any, ma
 }
 
 func TestLegacyV03JSSDK(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	fast := startLegacyGateway(t, "backend echo")
 	slow := startLegacyGateway(t, interopSlowEcho)
 	hits := make(chan legacyHit, 16)

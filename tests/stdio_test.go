@@ -119,14 +119,7 @@ func (p *stdioProc) send(line string) {
 
 // stdioReply is one stdout line.
 type stdioReply struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
+	rpcResponse
 	Final bool `json:"final"`
 }
 

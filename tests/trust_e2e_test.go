@@ -186,9 +186,7 @@ func TestTrustSignedCardVerifies(t *testing.T) {
 // gateway-signed card, and a card signed by the SDK's
 // generateAgentCardSignature verifies with ours (library and CLI).
 func TestTrustInteropJSSDKSignatures(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	gw := startSignedGateway(t, "")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
