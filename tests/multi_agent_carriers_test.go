@@ -35,6 +35,15 @@ const (
 	mcOwn   = "own-token-0123456789"
 )
 
+// mcRootLimits are the root agent's limits: mon may only read tasks, ops
+// sends at 2/s.
+const mcRootLimits = `limits mon {
+		allow_methods GetTask ListTasks
+	}
+	limits ops {
+		rate 2/s burst 2
+	}`
+
 // mcStart starts a site with a root agent, "shell" (inherits the root's
 // auth and limits) and "own" (its own auth), gRPC on all three, WebSocket
 // and Redis Streams on the root.
@@ -49,12 +58,7 @@ func mcStart(t *testing.T, redisAddr string) *harness.Gateway {
 		principal mon bearer `+mcMon+`
 		principal ops bearer `+mcOps+`
 	}
-	limits mon {
-		allow_methods GetTask ListTasks
-	}
-	limits ops {
-		rate 2/s burst 2
-	}
+	`+mcRootLimits+`
 	grpc
 	websocket
 	redis_rpc {
@@ -437,12 +441,7 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 			principal mon bearer ` + mcMon + `
 			principal ops bearer ` + mcOps + `
 		}
-		limits mon {
-			allow_methods GetTask ListTasks
-		}
-		limits ops {
-			rate 2/s burst 2
-		}
+		` + mcRootLimits + `
 		agent shell {
 			card {
 				name shell

@@ -62,9 +62,17 @@ func protoStartWith(t *testing.T, o protoOpts) *protoGateway {
 // protoSite is the site's a2a block with backend.
 func protoSite(backend string) string {
 	return `a2a {
-		card {
-			name proto-agent
-			description "Echo agent for the protocol end-to-end tests."
+		` + echoCard("proto-agent", "Echo agent for the protocol end-to-end tests.") + `
+		` + backend + `
+	}`
+}
+
+// echoCard is the card block of an echo agent named name (version 1.0.0,
+// one skill "echo", text/plain output) with description.
+func echoCard(name, description string) string {
+	return `card {
+			name ` + name + `
+			description "` + description + `"
 			version 1.0.0
 			skill echo {
 				name Echo
@@ -72,9 +80,7 @@ func protoSite(backend string) string {
 				tags echo test
 			}
 			output_modes text/plain
-		}
-		` + backend + `
-	}`
+		}`
 }
 
 // writeConfig rewrites the Caddyfile with backend; it applies at the next
