@@ -290,6 +290,18 @@ func (g *protoGateway) rpcStream(method string, params any) *protoSSE {
 
 func (s *protoSSE) close() { s.Close() }
 
+// streamTask starts SendStreamingMessage of a new message with text and
+// returns the stream and its first event, which must be the Task.
+func (g *protoGateway) streamTask(text string) (*protoSSE, *protoTask) {
+	g.t.Helper()
+	s := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")})
+	ev, ok := s.next()
+	if !ok || ev.Task == nil {
+		g.t.Fatal("no Task event")
+	}
+	return s, ev.Task
+}
+
 // decode checks one event (a JSON-RPC event answers id "s1" without an
 // error) and decodes its StreamResponse.
 func (s *protoSSE) decode(ev harness.Event) protoEvent {
@@ -500,12 +512,8 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 
 	t.Run("CancelRunning", func(t *testing.T) {
 		g.t = t
-		s := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg("cancel me please", "", "")})
-		ev, ok := s.next()
-		if !ok || ev.Task == nil {
-			t.Fatal("no Task event")
-		}
-		id := ev.Task.ID
+		s, task := g.streamTask("cancel me please")
+		id := task.ID
 		// The turn is running (5 chunks 300ms apart: 1.5s of WORKING).
 		if !waitFor(t, 10*time.Second, func() bool { return g.getTask(id).Status.State == "TASK_STATE_WORKING" }) {
 			t.Fatalf("state before cancel %s, want WORKING", g.getTask(id).Status.State)
@@ -533,7 +541,7 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 			t.Errorf("second CancelTask: %s %s", again.ID, again.Status.State)
 		}
 		// The context takes new messages.
-		next := g.send(map[string]any{"message": protoMsg("after cancel", ev.Task.ContextID, "")})
+		next := g.send(map[string]any{"message": protoMsg("after cancel", task.ContextID, "")})
 		if next.Status.State != "TASK_STATE_INPUT_REQUIRED" {
 			t.Errorf("new message after cancel: %s %q", next.Status.State, next.Status.Message.text())
 		}
@@ -588,13 +596,9 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 
 	t.Run("DisconnectDoesNotCancel", func(t *testing.T) {
 		g.t = t
-		s := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg("keep going", "", "")})
-		ev, ok := s.next()
-		if !ok || ev.Task == nil {
-			t.Fatal("no Task event")
-		}
+		s, task := g.streamTask("keep going")
 		s.close()
-		got := g.waitState(ev.Task.ID, "TASK_STATE_INPUT_REQUIRED", 10*time.Second)
+		got := g.waitState(task.ID, "TASK_STATE_INPUT_REQUIRED", 10*time.Second)
 		if got.Status.Message.text() != "Echo: keep going" {
 			t.Errorf("answer %q", got.Status.Message.text())
 		}
