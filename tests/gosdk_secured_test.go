@@ -193,14 +193,7 @@ func gosdkScenario(t *testing.T, base string, binding a2a.TransportProtocol) {
 	prompt := "hello secured gateway over " + string(binding)
 	var first *a2a.Task
 	t.Run("SendMessage", func(t *testing.T) {
-		res, err := client.SendMessage(authed, msg(prompt))
-		if err != nil {
-			t.Fatalf("SendMessage: %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage result is %T, want *a2a.Task", res)
-		}
+		task := interopGoSendTask(t, authed, client, "SendMessage", msg(prompt))
 		first = task
 		interopGoCheckTurnDone(t, task, prompt)
 	})

@@ -111,16 +111,9 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 	prompt1 := "hello from a2a-go over " + string(binding)
 	var first *a2a.Task
 	t.Run("SendMessage", func(t *testing.T) {
-		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
+		task := interopGoSendTask(t, ctx, client, "SendMessage", &a2a.SendMessageRequest{
 			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt1)),
 		})
-		if err != nil {
-			t.Fatalf("SendMessage: %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage result is %T, want *a2a.Task", res)
-		}
 		first = task
 		interopGoCheckTurnDone(t, task, prompt1)
 		if !interopGoHistoryHas(task, a2a.MessageRoleUser, prompt1) {
@@ -150,14 +143,7 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 		prompt := "second turn from a2a-go"
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt))
 		msg.ContextID = first.ContextID
-		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
-		if err != nil {
-			t.Fatalf("SendMessage (follow-up): %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("follow-up result is %T, want *a2a.Task", res)
-		}
+		task := interopGoSendTask(t, ctx, client, "SendMessage (follow-up)", &a2a.SendMessageRequest{Message: msg})
 		followUp = task
 		if task.ContextID != first.ContextID {
 			t.Errorf("follow-up contextId = %q, want the first turn's %q", task.ContextID, first.ContextID)
@@ -295,17 +281,10 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 
 	t.Run("SubscribeToTask", func(t *testing.T) {
 		prompt := "subscribe to this long running turn (" + string(binding) + ")"
-		res, err := slowClient.SendMessage(ctx, &a2a.SendMessageRequest{
+		task := interopGoSendTask(t, ctx, slowClient, "SendMessage returnImmediately", &a2a.SendMessageRequest{
 			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt)),
 			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
 		})
-		if err != nil {
-			t.Fatalf("SendMessage returnImmediately: %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage returnImmediately result is %T, want *a2a.Task", res)
-		}
 		if task.Status.State.Terminal() || task.Status.State == a2a.TaskStateInputRequired {
 			t.Fatalf("SendMessage returnImmediately returned state %s; want a running task (SUBMITTED/WORKING)", task.Status.State)
 		}
@@ -629,4 +608,20 @@ func (s *interopGoEvents) cancelRunning(ctx context.Context, client *a2aclient.C
 		t.Fatalf("CancelTask(%s): %v", task.ID, err)
 	}
 	return task, canceled
+}
+
+// interopGoSendTask sends req with client and returns the task it
+// answers; it fails the test (naming the call what) on an error and on a
+// result that is not a task.
+func interopGoSendTask(t *testing.T, ctx context.Context, client *a2aclient.Client, what string, req *a2a.SendMessageRequest) *a2a.Task {
+	t.Helper()
+	res, err := client.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("%s result is %T, want *a2a.Task", what, res)
+	}
+	return task
 }
