@@ -17,23 +17,29 @@ import (
 
 func bkExecGateway(t *testing.T, mode, extra string) *harness.Gateway {
 	t.Helper()
-	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
-	return harness.StartGateway(t, `a2a {
+	return harness.StartGateway(t, bkExecSite("exec-agent", "exec_agent.sh", mode, "thinking_exposure tool_trace raw_thinking", "env FOO bar\n\t\t"+extra))
+}
+
+// bkExecSite is the a2a block of an exec agent named name running
+// tests/testdata/script in mode (grace period 500ms), with the principals
+// alice (tok-alice) and bob (tok-bob); siteExtra goes into the a2a block,
+// backendExtra into the backend block.
+func bkExecSite(name, script, mode, siteExtra, backendExtra string) string {
+	return `a2a {
 	card {
-		name exec-agent
+		name ` + name + `
 	}
 	auth {
 		principal alice bearer tok-alice
 		principal bob bearer tok-bob
 	}
-	thinking_exposure tool_trace raw_thinking
-	backend exec `+script+` {
-		mode `+mode+`
+	` + siteExtra + `
+	backend exec ` + filepath.Join(harness.RepoRoot(), "tests", "testdata", script) + ` {
+		mode ` + mode + `
 		grace_period 500ms
-		env FOO bar
-		`+extra+`
+		` + backendExtra + `
 	}
-}`)
+}`
 }
 
 // TURN-1, TURN-6, TURN-6a, TURN-7: every event type of the protocol

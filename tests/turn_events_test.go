@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,21 +21,7 @@ import (
 
 func teGateway(t *testing.T) *harness.Gateway {
 	t.Helper()
-	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "turn_events_agent.sh")
-	return harness.StartGateway(t, `a2a {
-	card {
-		name turn-events
-	}
-	auth {
-		principal alice bearer tok-alice
-		principal bob bearer tok-bob
-	}
-	inline_artifact_bytes 64
-	backend exec `+script+` {
-		mode per_turn
-		grace_period 500ms
-	}
-}`)
+	return harness.StartGateway(t, bkExecSite("turn-events", "turn_events_agent.sh", "per_turn", "inline_artifact_bytes 64", ""))
 }
 
 // teBytes are the bytes turn_events_agent.sh emits: 0, 1, …, 255, 0, …
