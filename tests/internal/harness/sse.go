@@ -28,7 +28,8 @@ type Event struct {
 	Error map[string]any
 	// Map is Data decoded, or {"error": Error} for an error event.
 	Map map[string]any
-	// SSEID is the event's SSE id line ("" when it had none; RPC-17).
+	// SSEID is the id the event's id line set ("" when it set none, or
+	// repeated the stream's last event ID; RPC-17).
 	SSEID string
 }
 
