@@ -6,14 +6,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
 )
 
@@ -26,19 +24,7 @@ func TestVerifyCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	card := a2a.AgentCard{Name: "s", Description: "d", Version: "1", SupportedInterfaces: []a2a.AgentInterface{{URL: "http://h/", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"}},
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}, Skills: []a2a.AgentSkill{}}
-	unsigned, _ := json.Marshal(card)
-	payload, err := jws.CanonicalCard(unsigned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	card.Signatures = []a2a.AgentCardSignature{sig}
-	raw, _ := json.Marshal(card)
+	raw, unsigned := signedCard(t, signer), signedCard(t)
 
 	dir := t.TempDir()
 	writePEM := func(name string, k *ecdsa.PrivateKey) string {
@@ -58,7 +44,6 @@ func TestVerifyCard(t *testing.T) {
 	if err := VerifyCard(ctx, raw, Trust{KeyFiles: []string{bad}}); err == nil || classify(err) != "transport" || !strings.Contains(err.Error(), "signature check failed") {
 		t.Fatalf("wrong key: %v", err)
 	}
-	card.Signatures = nil
 	if err := VerifyCard(ctx, unsigned, Trust{KeyFiles: []string{good}}); err == nil || !strings.Contains(err.Error(), "not signed") {
 		t.Fatalf("unsigned: %v", err)
 	}

@@ -44,19 +44,15 @@ func TestAttackRedisOutageLongerThanLease(t *testing.T) {
 // turns run on the first.
 func redisOutageDuringTurns(t *testing.T, n int) {
 	r := startPersistentRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix atk:\n\t\tinstance_lease 2s\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname outage-lease\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
-	var gws []*harness.Gateway
-	for range n {
-		gws = append(gws, harness.StartGatewayWith(t, site, harness.Options{Global: global}))
-	}
+	gws := harness.StartRedisGateways(t, r.Addr, n, site, harness.Options{}, "instance_lease 2s")
 	ga := gws[0]
 	longPrompt := strings.Repeat("long turn ", 8) // about 6 s of chunks
 
 	s, streamID, _ := startOnA(t, ga.URL, longPrompt)
 	blocking := make(chan map[string]any, 1)
 	go func() {
-		res, err := harness.TryRPC(ga.URL, "", "SendMessage", map[string]any{"message": protoMsg(longPrompt, "", "")})
+		res, err := harness.At(ga.URL).Try("SendMessage", map[string]any{"message": protoMsg(longPrompt, "", "")})
 		if err != nil {
 			t.Logf("blocking SendMessage: %v", err)
 			blocking <- nil
@@ -104,7 +100,7 @@ func redisOutageDuringTurns(t *testing.T, n int) {
 		for _, g := range gws {
 			var state string
 			if !waitFor(t, 30*time.Second, func() bool {
-				res, err := harness.TryRPC(g.URL, "", "GetTask", map[string]any{"id": id})
+				res, err := harness.At(g.URL).Try("GetTask", map[string]any{"id": id})
 				state = harness.TaskState(res)
 				return err == nil && settled(state)
 			}) {

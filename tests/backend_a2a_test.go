@@ -14,8 +14,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,15 +95,7 @@ func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
 
 // sends returns the recorded calls of a method.
 func (p *recordingProxy) sends(method string) []upstreamCall {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []upstreamCall
-	for _, c := range p.calls {
-		if c.Method == method {
-			out = append(out, c)
-		}
-	}
-	return out
+	return lockedFilter(&p.mu, &p.calls, func(c upstreamCall) bool { return c.Method == method })
 }
 
 func startA2AFront(t *testing.T, upstreamURL, token string, extra ...string) *harness.Gateway {
@@ -147,15 +137,7 @@ func a2aSend(t *testing.T, gw *harness.Gateway, text, contextID string, immediat
 	if immediate {
 		params["configuration"] = map[string]any{"returnImmediately": true}
 	}
-	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", params)
-	if rerr != nil {
-		t.Fatalf("SendMessage %q: %v", text, rerr)
-	}
-	task, _ := res["task"].(map[string]any)
-	if task == nil {
-		t.Fatalf("SendMessage %q: no task in %v", text, res)
-	}
-	return task
+	return harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).SendTask(t, params)
 }
 
 var a2aIDs atomic.Int64
@@ -204,7 +186,7 @@ func TestBackendA2AUpstreamJS(t *testing.T) {
 
 	// stream: the upstream's word chunks arrive as WORKING updates.
 	msg := map[string]any{"messageId": a2aMsgID(), "role": "ROLE_USER", "contextId": ctxID, "parts": []any{map[string]any{"text": "stream me please"}}}
-	events := harness.StreamRPC(t, gw.URL, a2aGatewayToken, "SendStreamingMessage", map[string]any{"message": msg}).Rest(30 * time.Second)
+	events := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).Stream(t, "SendStreamingMessage", map[string]any{"message": msg}).Rest(30 * time.Second)
 	working, final := 0, ""
 	for _, ev := range events {
 		if su, ok := ev["statusUpdate"].(map[string]any); ok {
@@ -229,7 +211,7 @@ func TestBackendA2AUpstreamJS(t *testing.T) {
 	// cancel is forwarded to the upstream task.
 	slow := a2aSend(t, gw, "a slow job", ctxID, true)
 	a2aWaitUpstreamTask(t, gw, slow["id"])
-	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "CancelTask", map[string]any{"id": slow["id"]})
+	res, rerr := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "CancelTask", map[string]any{"id": slow["id"]})
 	if rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask: %v %v", res, rerr)
 	}
@@ -252,7 +234,7 @@ func TestBackendA2AUpstreamJS(t *testing.T) {
 		t.Errorf("after restart the upstream got context %q, want %q", last.ContextID, upCtx)
 	}
 	// The gateway's own ListTasks covers the upstream's tasks.
-	lt, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "ListTasks", map[string]any{"contextId": ctxID})
+	lt, rerr := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "ListTasks", map[string]any{"contextId": ctxID})
 	if rerr != nil || len(lt["tasks"].([]any)) != 4 {
 		t.Errorf("ListTasks: %v %v, want the 4 tasks of the context", lt["totalSize"], rerr)
 	}
@@ -296,7 +278,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 
 	// The gateway's card: the configured skill plus the upstream's, signed
 	// by the gateway (TURN-9).
-	raw := harness.Do(t, http.MethodGet, gw.URL+"/.well-known/agent-card.json", "").Raw
+	raw := harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, http.MethodGet, "").Raw
 	var served a2a.AgentCard
 	if err := json.Unmarshal(raw, &served); err != nil {
 		t.Fatal(err)
@@ -313,7 +295,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 	}
 
 	// The follow-up continues the same gateway task, hence the upstream task.
-	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", map[string]any{"message": map[string]any{
+	res, rerr := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "SendMessage", map[string]any{"message": map[string]any{
 		"messageId": a2aMsgID(), "role": "ROLE_USER", "contextId": ctxID, "taskId": taskID, "parts": []any{map[string]any{"text": "more"}}}})
 	if rerr != nil || taskState(res["task"].(map[string]any)) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("follow-up: %v %v", res, rerr)
@@ -334,7 +316,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 
 	slow := a2aSend(t, gw, "a slow one", ctxID, true)
 	a2aWaitUpstreamTask(t, gw, slow["id"])
-	if res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "CancelTask", map[string]any{"id": slow["id"]}); rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
+	if res, rerr := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "CancelTask", map[string]any{"id": slow["id"]}); rerr != nil || taskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask: %v %v", res, rerr)
 	}
 	if !waitFor(t, 10*time.Second, func() bool { return len(proxy.sends("tasks/cancel")) == 1 }) {
@@ -352,15 +334,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 // TestBackendA2AAdapt: the Caddyfile options of `backend a2a` (TURN-9) and
 // legacy_v03 (RPC-2) adapt and validate; bad ones are refused.
 func TestBackendA2AAdapt(t *testing.T) {
-	adapt := func(site string) (string, error) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "Caddyfile")
-		if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\na2a {\ncard {\nname x\n}\n"+site+"\n}\n}\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, err := harness.Run(t, dir, "adapt", "--config", path, "--validate")
-		return strings.ReplaceAll(out, `\"`, `"`), err
-	}
+	adapt := func(site string) (string, error) { return adaptA2A(t, site) }
 	out, err := adapt(`legacy_v03
 backend a2a https://up.example/ {
 	header X-Up {env.K}
@@ -408,7 +382,7 @@ func TestBackendA2APushForPlainUpstream(t *testing.T) {
 	}))
 	defer hook.Close()
 	gw := startA2AFront(t, proxy.srv.URL, a2aUpstreamToken, "push {\n\t\tallow_private_networks 127.0.0.0/8\n\t}")
-	res, rerr := harness.RPC(t, gw.URL, a2aGatewayToken, "SendMessage", map[string]any{
+	res, rerr := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "SendMessage", map[string]any{
 		"message":       map[string]any{"messageId": a2aMsgID(), "role": "ROLE_USER", "parts": []any{map[string]any{"text": "done and push"}}},
 		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook.URL + "/cb"}},
 	})
@@ -434,7 +408,7 @@ func TestBackendA2APushForPlainUpstream(t *testing.T) {
 func a2aWaitUpstreamTask(t *testing.T, gw *harness.Gateway, id any) {
 	t.Helper()
 	if !waitFor(t, 10*time.Second, func() bool {
-		res, _ := harness.RPC(t, gw.URL, a2aGatewayToken, "GetTask", map[string]any{"id": id})
+		res, _ := harness.At(gw.URL, harness.Bearer(a2aGatewayToken)).RPC(t, "GetTask", map[string]any{"id": id})
 		st, _ := res["status"].(map[string]any)
 		return taskState(res) == "TASK_STATE_WORKING" && st["message"] != nil
 	}) {

@@ -1,26 +1,25 @@
 package tests
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
+// adaptA2A runs `caddy adapt --validate` on a site whose a2a block (with
+// a card named x) holds site, and returns the output (JSON quotes
+// unescaped) and the exit error.
+func adaptA2A(t *testing.T, site string) (string, error) {
+	t.Helper()
+	out, err := harness.Adapt(t, "http://127.0.0.1:1 {\na2a {\ncard {\nname x\n}\n"+site+"\n}\n}\n", "--validate")
+	return strings.ReplaceAll(out, `\"`, `"`), err
+}
+
 // The Caddyfile options of the backends and input limits adapt to the
 // documented JSON fields, and bad values are refused with a clear error.
 func TestBackendsAdaptOptions(t *testing.T) {
-	adapt := func(site string) (string, error) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "Caddyfile")
-		if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\na2a {\ncard {\nname x\n}\n"+site+"\n}\n}\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out, err := harness.Run(t, dir, "adapt", "--config", path, "--validate")
-		return strings.ReplaceAll(out, `\"`, `"`), err
-	}
+	adapt := func(site string) (string, error) { return adaptA2A(t, site) }
 	out, err := adapt(`backend exec /bin/true a b {
 	env K V
 	mode per_context

@@ -17,30 +17,36 @@ import (
 
 func bkExecGateway(t *testing.T, mode, extra string) *harness.Gateway {
 	t.Helper()
-	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
-	return harness.StartGateway(t, `a2a {
+	return harness.StartGateway(t, bkExecSite("exec-agent", "exec_agent.sh", mode, "thinking_exposure tool_trace raw_thinking", "env FOO bar\n\t\t"+extra))
+}
+
+// bkExecSite is the a2a block of an exec agent named name running
+// tests/testdata/script in mode (grace period 500ms), with the principals
+// alice (tok-alice) and bob (tok-bob); siteExtra goes into the a2a block,
+// backendExtra into the backend block.
+func bkExecSite(name, script, mode, siteExtra, backendExtra string) string {
+	return `a2a {
 	card {
-		name exec-agent
+		name ` + name + `
 	}
 	auth {
 		principal alice bearer tok-alice
 		principal bob bearer tok-bob
 	}
-	thinking_exposure tool_trace raw_thinking
-	backend exec `+script+` {
-		mode `+mode+`
+	` + siteExtra + `
+	backend exec ` + filepath.Join(harness.RepoRoot(), "tests", "testdata", script) + ` {
+		mode ` + mode + `
 		grace_period 500ms
-		env FOO bar
-		`+extra+`
+		` + backendExtra + `
 	}
-}`)
+}`
 }
 
 // TURN-1, TURN-6, TURN-6a, TURN-7: every event type of the protocol
 // reaches the client in order and the artifacts are stored and served.
 func TestBackendsExecAllEvents(t *testing.T) {
 	gw := bkExecGateway(t, "per_turn", "")
-	events := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("all-events please", "", nil)}).Rest(30 * time.Second)
+	events := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("all-events please", "", nil)}).Rest(30 * time.Second)
 	if len(events) < 5 {
 		t.Fatalf("too few events: %v", events)
 	}
@@ -113,7 +119,7 @@ func TestBackendsExecAllEvents(t *testing.T) {
 		t.Errorf("template artifact metadata = %v", md)
 	}
 	get := func(token, rng, inm string) (*http.Response, string) {
-		r := harness.Do(t, "GET", link, "", harness.Header("A2A-Version", ""), harness.Bearer(token), harness.Header("Range", rng), harness.Header("If-None-Match", inm))
+		r := harness.At(link).Do(t, "GET", "", harness.Header("A2A-Version", ""), harness.Bearer(token), harness.Header("Range", rng), harness.Header("If-None-Match", inm))
 		return r.Response, string(r.Raw)
 	}
 	resp, body := get("tok-alice", "", "")
@@ -137,7 +143,7 @@ func TestBackendsExecAllEvents(t *testing.T) {
 		t.Errorf("anonymous GET = %d, want 401", resp.StatusCode)
 	}
 	// The stored task keeps the artifacts.
-	task, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	task, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rpcErr != nil || len(bkGet(task, "artifacts").([]any)) != 3 {
 		t.Errorf("stored task artifacts: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
@@ -147,7 +153,7 @@ func TestBackendsExecAllEvents(t *testing.T) {
 // a direct Message.
 func TestBackendsExecMessageReply(t *testing.T) {
 	gw := bkExecGateway(t, "per_turn", "")
-	res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("message-reply", "", nil)})
+	res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("message-reply", "", nil)})
 	if rpcErr != nil {
 		t.Fatalf("SendMessage: %v", rpcErr)
 	}
@@ -169,7 +175,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 	gw := bkExecGateway(t, "per_context", "")
 	ctxID := "bk-ctx-" + time.Now().Format("150405.000")
 	send := func(text string) (string, string) {
-		res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage(text, ctxID, nil)})
+		res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage(text, ctxID, nil)})
 		if rpcErr != nil {
 			t.Fatalf("SendMessage %q: %v", text, rpcErr)
 		}
@@ -183,9 +189,9 @@ func TestBackendsExecPerContext(t *testing.T) {
 	pid := bkPID(t, first)
 
 	// Cancel answered by the process (end canceled): it survives.
-	stream := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", ctxID, nil)})
+	stream := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", ctxID, nil)})
 	taskID := bkWaitWorking(t, stream)
-	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
 	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
@@ -196,9 +202,9 @@ func TestBackendsExecPerContext(t *testing.T) {
 	}
 
 	// A process that ignores the cancel line and SIGTERM is killed, group and all.
-	stream = harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("stubborn", ctxID, nil)})
+	stream = harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("stubborn", ctxID, nil)})
 	taskID = bkWaitWorking(t, stream)
-	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
 	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
@@ -222,7 +228,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 	}
 	// Malformed output: a blocking send answers InvalidAgentResponseError
 	// without the backend's output (A2A 1.0 §3.3).
-	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("malformed", ctxID, nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "json") {
+	if _, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("malformed", ctxID, nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "json") {
 		t.Errorf("malformed output answered %v", rpcErr)
 	}
 }
@@ -231,7 +237,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 // environment is scrubbed and the cwd is the workspace.
 func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
 	gw := bkExecGateway(t, "per_turn", "timeout 2s")
-	res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage("env-check", "", map[string]any{"iac_code": map[string]any{"cwd": gw.Dir}})})
+	res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("env-check", "", map[string]any{"iac_code": map[string]any{"cwd": gw.Dir}})})
 	if rpcErr != nil {
 		t.Fatal(rpcErr)
 	}
@@ -252,9 +258,9 @@ func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
 		t.Errorf("configured env FOO missing: %q", text)
 	}
 
-	stream := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
+	stream := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	taskID, pid := bkWaitWorkingPID(t, stream)
-	if _, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
 	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
@@ -263,7 +269,7 @@ func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
 	bkGroupGone(t, pid, 5*time.Second)
 
 	start := time.Now()
-	stream = harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
+	stream = harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	_, pid = bkWaitWorkingPID(t, stream)
 	state, text := bkFinalText(stream.Rest(20 * time.Second))
 	if state != "TASK_STATE_INPUT_REQUIRED" || text != "A temporary error occurred. Please retry." {

@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -102,4 +103,18 @@ func bkPID(t *testing.T, text string) int {
 		t.Fatalf("bad pid in %q", text)
 	}
 	return pid
+}
+
+// lockedFilter returns the elements of *all that keep holds for, read
+// under mu (a recording test server's log).
+func lockedFilter[T any](mu *sync.Mutex, all *[]T, keep func(T) bool) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []T
+	for _, v := range *all {
+		if keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

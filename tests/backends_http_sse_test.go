@@ -47,7 +47,7 @@ func TestBackendsHTTPSSEFraming(t *testing.T) {
 	}
 }`, harness.Options{})
 
-	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("cr-lines", "", nil)})
+	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("cr-lines", "", nil)})
 	if rpcErr != nil {
 		t.Fatalf("cr-lines: %v", rpcErr)
 	}
@@ -55,7 +55,7 @@ func TestBackendsHTTPSSEFraming(t *testing.T) {
 		t.Errorf("cr-lines turn: %s %q, want TASK_STATE_COMPLETED \"cr lines\"", state, text)
 	}
 	for _, prompt := range []string{"big-event", "long-stream"} {
-		_, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})
+		_, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})
 		if rpcErr == nil || rpcErr["code"] != float64(-32006) || strings.Contains(bkStr(rpcErr, "message"), "secret-upstream-detail") {
 			t.Errorf("%s answered %v, want -32006 without the upstream's bytes", prompt, rpcErr)
 		}

@@ -118,7 +118,7 @@ func TestBackendsHTTP(t *testing.T) {
 }`, harness.Options{Env: []string{"BK_UPSTREAM_KEY=up-secret"}})
 
 	send := func(text string, md map[string]any) (string, string) {
-		res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage(text, "", md)})
+		res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage(text, "", md)})
 		if rpcErr != nil {
 			t.Fatalf("SendMessage %q: %v", text, rpcErr)
 		}
@@ -126,7 +126,7 @@ func TestBackendsHTTP(t *testing.T) {
 	}
 
 	// NDJSON, streamed: the chunks and the end text arrive.
-	events := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("ndjson please", "", map[string]any{"iac_code": map[string]any{"api_key": "per-request-secret"}})}).Rest(20 * time.Second)
+	events := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("ndjson please", "", map[string]any{"iac_code": map[string]any{"api_key": "per-request-secret"}})}).Rest(20 * time.Second)
 	var chunks []string
 	for _, ev := range events {
 		if bkState(ev) == "TASK_STATE_WORKING" && bkGet(ev, "statusUpdate", "metadata") == nil {
@@ -171,7 +171,7 @@ func TestBackendsHTTP(t *testing.T) {
 	}
 	// Output that is not the turn-event protocol: InvalidAgentResponseError
 	// on a blocking send, without the upstream's body (A2A 1.0 §3.3).
-	if _, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("garbage", "", nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "oops") {
+	if _, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("garbage", "", nil)}); rpcErr == nil || rpcErr["code"] != float64(-32006) || !strings.Contains(bkStr(rpcErr, "message"), "correlation id") || strings.Contains(bkStr(rpcErr, "message"), "oops") {
 		t.Errorf("garbage answered %v", rpcErr)
 	}
 	if out := gw.Output(); strings.Contains(out, "secret-upstream-detail") || strings.Contains(out, "up-secret") || strings.Contains(out, "per-request-secret") {
@@ -179,9 +179,9 @@ func TestBackendsHTTP(t *testing.T) {
 	}
 
 	// Cancel aborts the upstream request.
-	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("hang", "", nil)})
+	stream := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("hang", "", nil)})
 	taskID, _ := bkWaitWorkingPID(t, stream)
-	if _, rpcErr := harness.RPC(t, gw.URL, "", "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
+	if _, rpcErr := harness.At(gw.URL).RPC(t, "CancelTask", map[string]any{"id": taskID}); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
 	select {
@@ -252,7 +252,7 @@ func TestBackendsOpenAI(t *testing.T) {
 }`, harness.Options{Env: []string{"BK_OPENAI_KEY=sk-test-key"}})
 
 	ctxID := fmt.Sprintf("bk-llm-%d", time.Now().UnixNano())
-	events := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("Say hello", ctxID, nil)}).Rest(20 * time.Second)
+	events := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("Say hello", ctxID, nil)}).Rest(20 * time.Second)
 	var thinking, usage bool
 	var chunks []string
 	for _, ev := range events {
@@ -282,7 +282,7 @@ func TestBackendsOpenAI(t *testing.T) {
 	}
 
 	send := func(text string, md map[string]any) (string, string) {
-		res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage(text, ctxID, md)})
+		res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage(text, ctxID, md)})
 		if rpcErr != nil {
 			t.Fatalf("SendMessage %q: %v", text, rpcErr)
 		}
@@ -314,7 +314,7 @@ func TestBackendsOpenAI(t *testing.T) {
 	img := []byte("\x89PNG\r\n\x1a\nfakeimage")
 	msg := bkMessage("What is in the picture?", ctxID, nil)
 	msg["parts"] = append(msg["parts"].([]any), map[string]any{"raw": base64.StdEncoding.EncodeToString(img), "mediaType": "image/png", "filename": "cat.png"})
-	if res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": msg}); rpcErr != nil || bkStr(res, "task", "status", "state") != "TASK_STATE_INPUT_REQUIRED" {
+	if res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": msg}); rpcErr != nil || bkStr(res, "task", "status", "state") != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("vision turn: %v %v", rpcErr, res)
 	}
 	req, _ = up.last()

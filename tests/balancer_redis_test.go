@@ -35,12 +35,10 @@ func balancerSite(upstreams ...string) string {
 func startBalanced(t *testing.T, backend string) (string, []*harness.Gateway) {
 	t.Helper()
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname balanced\n\t}\n\t" + backend + "\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	lb := harness.StartGatewayWith(t, balancerSite(ga.Addr, gb.Addr), harness.Options{})
-	return lb.URL, []*harness.Gateway{ga, gb}
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	lb := harness.StartGatewayWith(t, balancerSite(gws[0].Addr, gws[1].Addr), harness.Options{})
+	return lb.URL, gws
 }
 
 // TestBalancerTwoGateways (SCALE-4, SCALE-1, RPC-10/11/17): through the
@@ -65,7 +63,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 		t.Fatalf("SendMessage through the balancer: %v", first)
 	}
 	for i := range 6 { // several requests: both gateways answer some
-		got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": id})
+		got, rerr := harness.At(lb).RPC(t, "GetTask", map[string]any{"id": id})
 		if rerr != nil || got["id"] != id || harness.TaskState(got) != "TASK_STATE_INPUT_REQUIRED" {
 			t.Fatalf("GetTask %d through the balancer: %v %v", i, got, rerr)
 		}
@@ -79,13 +77,13 @@ func TestBalancerTwoGateways(t *testing.T) {
 	if cont["id"] != id || harness.TaskState(cont) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("follow-up through the balancer: %v", cont)
 	}
-	got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": id})
+	got, rerr := harness.At(lb).RPC(t, "GetTask", map[string]any{"id": id})
 	if rerr != nil || !slices.Equal(historyTexts(got), []string{"one", "two"}) {
 		t.Fatalf("history after the follow-up: %v %v", historyTexts(got), rerr)
 	}
 
 	// SendStreamingMessage: the Task, then consecutive event ids to the end.
-	s := harness.StreamRPC(t, lb, "", "SendStreamingMessage", map[string]any{"message": protoMsg("stream me", "", "")}, harness.ID("s1"))
+	s := harness.At(lb).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("stream me", "", "")}, harness.ID("s1"))
 	tasks++
 	evs := s.RestEvents(30 * time.Second)
 	if len(evs) < 4 || evs[0].Map["task"] == nil || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
@@ -111,7 +109,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 	tasks++
 	var subs []*harness.Stream
 	for i := range 3 {
-		subs = append(subs, harness.StreamRPC(t, lb, "", "SubscribeToTask", map[string]any{"id": slowID}, harness.ID(fmt.Sprint("sub", i))))
+		subs = append(subs, harness.At(lb).Stream(t, "SubscribeToTask", map[string]any{"id": slowID}, harness.ID(fmt.Sprint("sub", i))))
 	}
 	onA = append(onA, sa.RestEvents(30*time.Second)...)
 	if eventStateOf(onA[len(onA)-1]) != "TASK_STATE_INPUT_REQUIRED" {
@@ -137,7 +135,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 	// cancel).
 	sc, cancelID, _ := startOnA(t, lb, slowPrompt)
 	tasks++
-	res, rerr := harness.RPC(t, lb, "", "CancelTask", map[string]any{"id": cancelID})
+	res, rerr := harness.At(lb).RPC(t, "CancelTask", map[string]any{"id": cancelID})
 	if rerr != nil || harness.TaskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask through the balancer: %v %v", res, rerr)
 	}
@@ -153,7 +151,7 @@ func TestBalancerTwoGateways(t *testing.T) {
 		t.Fatal("the canceled turn never ended on either gateway")
 	}
 	for i := range 4 {
-		got, rerr := harness.RPC(t, lb, "", "GetTask", map[string]any{"id": cancelID})
+		got, rerr := harness.At(lb).RPC(t, "GetTask", map[string]any{"id": cancelID})
 		if rerr != nil || harness.TaskState(got) != "TASK_STATE_CANCELED" {
 			t.Fatalf("GetTask %d of the canceled task: %v %v", i, got, rerr)
 		}

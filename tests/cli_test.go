@@ -70,20 +70,20 @@ func TestBadCaddyfilesRejected(t *testing.T) {
 		{"basic without password", "a2a {\n card {\n name x\n }\n auth {\n basic alice\n }\n}", "password (or bcrypt hash) required"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "Caddyfile")
-			if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\n"+tc.site+"\n}\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, err := harness.Run(t, dir, "adapt", "--config", path)
-			if err == nil {
-				t.Fatalf("adapt accepted a bad Caddyfile:\n%s", out)
-			}
-			if !strings.Contains(strings.ReplaceAll(out, `\"`, `"`), tc.want) {
-				t.Errorf("error does not name the problem %q:\n%s", tc.want, out)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantAdaptError(t, tc.site, tc.want) })
+	}
+}
+
+// wantAdaptError fails unless `caddy adapt` refuses site (in a site
+// block on http://127.0.0.1:1) with an error naming want.
+func wantAdaptError(t *testing.T, site, want string) {
+	t.Helper()
+	out, err := harness.Adapt(t, "http://127.0.0.1:1 {\n"+site+"\n}\n")
+	if err == nil {
+		t.Fatalf("adapt accepted a bad Caddyfile:\n%s", out)
+	}
+	if !strings.Contains(strings.ReplaceAll(out, `\"`, `"`), want) {
+		t.Errorf("error does not name the problem %q:\n%s", want, out)
 	}
 }
 

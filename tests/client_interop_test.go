@@ -32,9 +32,7 @@ func clientStartJSServer(t *testing.T) string {
 // {"ready":true,"url":…}) and returns its base URL.
 func startJSScript(t *testing.T, script string) string {
 	t.Helper()
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
 		// The SDK is installed but express (added for server.mjs) is not.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

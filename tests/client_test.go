@@ -494,3 +494,150 @@ func TestClientErrors(t *testing.T) {
 		t.Fatalf("card get --raw differs from the served card")
 	}
 }
+
+// TestClientPushSecretsMasked: `caddy a2a push create|get|list` print the
+// notification token and the authentication credentials masked as
+// "…(set)" unless --show-secrets, in both output forms.
+func TestClientPushSecretsMasked(t *testing.T) {
+	gw := harness.StartGateway(t, `a2a {
+	card {
+		name client-push
+	}
+	push {
+		queue local-file
+		allow_private_networks 127.0.0.0/8
+	}
+}`)
+	r := clientRun(t, "", nil, "call", "--json", "--no-stream", gw.URL, "push me")
+	r.wantCode(t, 0)
+	tid, _, _ := finalOf(clientEvents(t, r.Stdout))
+	const tok, cred = "tok-s3cret-41", "cred-s3cret-42"
+	hook := "http://127.0.0.1:9/hook"
+	secrets := []string{"--push-token", tok, "--auth-scheme", "Bearer", "--auth-credentials", cred}
+
+	masked := func(name, out string) {
+		t.Helper()
+		if strings.Contains(out, tok) || strings.Contains(out, cred) {
+			t.Fatalf("%s prints a secret in clear:\n%s", name, out)
+		}
+		if strings.Count(out, "…(set)") != 2 || !strings.Contains(out, "Bearer") {
+			t.Fatalf("%s: want the token and credentials masked as …(set), the scheme shown:\n%s", name, out)
+		}
+	}
+	r = clientRun(t, "", nil, append([]string{"push", "create", "--json", "--id", "c1", gw.URL, tid, hook}, secrets...)...)
+	r.wantCode(t, 0)
+	masked("push create --json", r.Stdout)
+	var cfg a2a.TaskPushNotificationConfig
+	if err := json.Unmarshal([]byte(r.Stdout), &cfg); err != nil || cfg.ID != "c1" || cfg.Token != "…(set)" || cfg.Authentication == nil || cfg.Authentication.Credentials != "…(set)" {
+		t.Fatalf("push create --json: %v %s", err, r.Stdout)
+	}
+	r = clientRun(t, "", nil, append([]string{"push", "create", "--id", "c2", gw.URL, tid, hook}, secrets...)...)
+	r.wantCode(t, 0)
+	masked("push create", r.Stdout)
+	for _, args := range [][]string{
+		{"push", "get", gw.URL, tid, "c1"},
+		{"push", "get", "--json", gw.URL, tid, "c1"},
+		{"push", "get", "--binding", "rest", gw.URL, tid, "c1"},
+	} {
+		r = clientRun(t, "", nil, args...)
+		r.wantCode(t, 0)
+		masked(strings.Join(args[:3], " "), r.Stdout)
+	}
+	r = clientRun(t, "", nil, "push", "list", "--json", gw.URL, tid)
+	r.wantCode(t, 0)
+	if strings.Contains(r.Stdout, tok) || strings.Contains(r.Stdout, cred) || strings.Count(r.Stdout, "…(set)") != 4 {
+		t.Fatalf("push list: want two configs with masked secrets:\n%s", r.Stdout)
+	}
+
+	// --show-secrets prints them as the server returned them.
+	r = clientRun(t, "", nil, "push", "get", "--json", "--show-secrets", gw.URL, tid, "c1")
+	r.wantCode(t, 0)
+	cfg = a2a.TaskPushNotificationConfig{}
+	if err := json.Unmarshal([]byte(r.Stdout), &cfg); err != nil || cfg.Token != tok || cfg.Authentication == nil || cfg.Authentication.Credentials != cred {
+		t.Fatalf("push get --show-secrets: %v %s", err, r.Stdout)
+	}
+	r = clientRun(t, "", nil, "push", "list", "--show-secrets", gw.URL, tid)
+	r.wantCode(t, 0)
+	if strings.Count(r.Stdout, tok) != 2 || strings.Contains(r.Stdout, "…(set)") {
+		t.Fatalf("push list --show-secrets:\n%s", r.Stdout)
+	}
+	r = clientRun(t, "", nil, append([]string{"push", "create", "--show-secrets", "--id", "c1", gw.URL, tid, hook}, secrets...)...)
+	r.wantCode(t, 0)
+	if !strings.Contains(r.Stdout, tok) || !strings.Contains(r.Stdout, cred) {
+		t.Fatalf("push create --show-secrets:\n%s", r.Stdout)
+	}
+}
+
+// TestClientWebSocketBinding: the CLI over the card's websocket interface
+// (`--binding websocket`, XPORT-3, CLI-1): a streaming and a unary call,
+// task get, list, cancel (ending a stream in another process) and
+// subscribe, and the auth error of an unauthenticated upgrade.
+func TestClientWebSocketBinding(t *testing.T) {
+	gw := harness.StartGateway(t, `a2a {
+	card {
+		name ws-client
+	}
+	auth {
+		bearer ws-token
+	}
+	backend echo {
+		chunks 30
+		delay 60ms
+	}
+	websocket
+}`)
+	ws := []string{"--binding", "websocket", "--token", "ws-token"}
+	run := func(args ...string) clientResult {
+		return clientRun(t, "", nil, append(args[:1:1], append(append([]string{}, ws...), args[1:]...)...)...)
+	}
+	r := run("call", "--json", gw.URL, "over websocket")
+	r.wantCode(t, 0)
+	evs := clientEvents(t, r.Stdout)
+	taskID, ctxID, st := finalOf(evs)
+	if len(evs) < 5 || evs[0].Task == nil || st != a2a.TaskStateInputRequired {
+		t.Fatalf("streaming call over websocket: %d events, state %s\n%s\n%s", len(evs), st, r.Stdout, r.Stderr)
+	}
+	r = run("call", "--no-stream", gw.URL, "--context", ctxID, "unary over websocket")
+	r.wantCode(t, 0)
+	if r.Stdout != "Echo: unary over websocket\n" {
+		t.Fatalf("--no-stream over websocket: %q", r.Stdout)
+	}
+	r = clientRun(t, "", nil, "task", "get", "--json", "--binding", "websocket", "--token", "ws-token", gw.URL, taskID)
+	r.wantCode(t, 0)
+	var task a2a.Task
+	if err := json.Unmarshal([]byte(r.Stdout), &task); err != nil || task.ID != taskID {
+		t.Fatalf("task get over websocket: %v %s", err, r.Stdout)
+	}
+	r = clientRun(t, "", nil, "task", "list", "--json", "--binding", "websocket", "--token", "ws-token", "--context", ctxID, gw.URL)
+	r.wantCode(t, 0)
+	var list a2a.ListTasksResponse
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || list.TotalSize < 2 {
+		t.Fatalf("task list over websocket: %v %s", err, r.Stdout)
+	}
+
+	// A slow stream in the background, canceled from a second process.
+	call := clientStart(t, append([]string{"call", "--json"}, append(ws, gw.URL, "a long prompt to echo back slowly over the socket")...)...)
+	bgTask := call.taskID()
+	if bgTask == "" {
+		t.Fatalf("no task event: %q %s", call.lines, call.stderr.String())
+	}
+	r = clientRun(t, "", nil, "task", "cancel", "--binding", "websocket", "--token", "ws-token", gw.URL, bgTask)
+	r.wantCode(t, 0)
+	err := call.wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("streaming call after cancel: %v, want exit 1; stderr %q", err, call.stderr.String())
+	}
+	// Subscribing to a terminal task: the A2A error, exit 3.
+	r = clientRun(t, "", nil, "task", "subscribe", "--binding", "websocket", "--token", "ws-token", gw.URL, bgTask)
+	r.wantCode(t, 3)
+	if !strings.Contains(r.Stderr, "UNSUPPORTED_OPERATION") && !strings.Contains(r.Stderr, "terminal") {
+		t.Fatalf("subscribe to a canceled task: %q", r.Stderr)
+	}
+	// No token: the upgrade is refused, an auth error (exit 3).
+	r = clientRun(t, "", nil, "task", "list", "--binding", "websocket", gw.URL)
+	r.wantCode(t, 3)
+	if !strings.Contains(r.Stderr, "authentication failed (HTTP 401)") {
+		t.Fatalf("unauthenticated: %q", r.Stderr)
+	}
+}

@@ -218,7 +218,7 @@ func TestClientInterrupt(t *testing.T) {
 		cmd := exec.CommandContext(ctx, harness.Binary(t), "a2a", "call", "--cancel-on-interrupt", gw.URL, "interrupt me too")
 		cmd.Env = harness.Env(t.TempDir())
 		var stderr strings.Builder
-		var stdout lockedBuffer
+		var stdout harness.SyncBuffer
 		cmd.Stderr, cmd.Stdout = &stderr, &stdout
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

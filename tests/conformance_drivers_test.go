@@ -6,7 +6,6 @@ package tests
 // form, reduced to (kind, code, ErrorInfo reason).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -35,6 +34,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/client"
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Error kinds of confErr: which code space Code is in.
@@ -219,26 +219,20 @@ func (h httpBase) do(ctx context.Context, r confReq, verb, path string, body []b
 	return http.DefaultClient.Do(req)
 }
 
-// sseData reads the data of every SSE event of body.
+// sseData reads the data of every SSE event of body (internal/sse, events
+// of up to 16 MiB).
 func sseData(body io.Reader) ([][]byte, error) {
 	var out [][]byte
-	var data []string
-	br := bufio.NewReader(body)
+	r := sse.NewReader(body, 16<<20)
 	for {
-		line, err := br.ReadString('\n')
-		line = strings.TrimRight(line, "\r\n")
-		if v, ok := strings.CutPrefix(line, "data:"); ok {
-			data = append(data, strings.TrimPrefix(v, " "))
-		} else if line == "" && len(data) > 0 {
-			out = append(out, []byte(strings.Join(data, "\n")))
-			data = nil
-		}
+		ev, err := r.Next()
 		if err == io.EOF {
 			return out, nil
 		}
 		if err != nil {
 			return out, err
 		}
+		out = append(out, ev.Data)
 	}
 }
 

@@ -54,7 +54,7 @@ func TestDurabilityAcknowledgedIsSynced(t *testing.T) {
 				if i%3 == 2 {
 					msg["taskId"] = taskID // a follow-up: an update of a stored task
 				}
-				res, err := harness.TryRPC(gw.URL, "", "SendMessage", map[string]any{"message": msg,
+				res, err := harness.At(gw.URL).Try("SendMessage", map[string]any{"message": msg,
 					"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook.URL + "/hook", "token": "t"}}})
 				if err != nil {
 					t.Fatalf("SendMessage %d: %v", i, err)

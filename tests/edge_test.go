@@ -32,7 +32,7 @@ const cardBlock = `
 // returns the response and its body.
 func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	r := harness.Do(t, method, url, "", harness.Header("A2A-Version", ""), harness.Headers(hdr))
+	r := harness.At(url).Do(t, method, "", harness.Header("A2A-Version", ""), harness.Headers(hdr))
 	return r.Response, r.Raw
 }
 

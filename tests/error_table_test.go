@@ -238,13 +238,13 @@ func TestErrorTable(t *testing.T) {
 }`, etGRPCGlobal),
 	}, conns: map[string]*grpc.ClientConn{}}
 	main := env.sites["main"]
-	res, rerr := harness.RPC(t, main.URL, etAlice, "SendMessage", etMsg("complete"))
+	res, rerr := harness.At(main.URL, harness.Bearer(etAlice)).RPC(t, "SendMessage", etMsg("complete"))
 	if rerr != nil || harness.TaskState(taskOf(t, res)) != "TASK_STATE_COMPLETED" {
 		t.Fatalf("the COMPLETED task: %v %v", res, rerr)
 	}
 	env.completed = sentTaskID(res)
 	// bot spends its one request of the minute: every later one is refused.
-	if r := harness.Call(t, main.URL, etBot, "ListTasks", map[string]any{}); r.StatusCode != http.StatusOK {
+	if r := harness.At(main.URL, harness.Bearer(etBot)).Call(t, "ListTasks", map[string]any{}); r.StatusCode != http.StatusOK {
 		t.Fatalf("bot's first request: %d %s", r.StatusCode, r.Raw)
 	}
 	for name, gw := range env.sites {
@@ -287,7 +287,7 @@ func etRun(t *testing.T, env *etEnv, c etCase, binding string) {
 		if body == "" {
 			body = harness.Envelope(c.method, params)
 		}
-		r := harness.Post(t, gw.URL+"/", body, harness.Bearer(c.token), harness.Header("A2A-Version", version))
+		r := harness.At(gw.URL+"/").Do(t, http.MethodPost, body, harness.Bearer(c.token), harness.Header("A2A-Version", version))
 		want := c.rpcHTTP
 		if want == 0 {
 			want = http.StatusOK
@@ -327,7 +327,7 @@ func etRunREST(t *testing.T, gw *harness.Gateway, c etCase, params map[string]an
 		}
 		verb, path, body = v, p, string(b)
 	}
-	r := harness.Do(t, verb, gw.URL+path, body, harness.Bearer(c.token), harness.Header("A2A-Version", version))
+	r := harness.At(gw.URL+path).Do(t, verb, body, harness.Bearer(c.token), harness.Header("A2A-Version", version))
 	want := c.want.http
 	if c.restHTTP != 0 {
 		want = c.restHTTP

@@ -81,7 +81,7 @@ func TestExampleRunsAsShipped(t *testing.T) {
 		}
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Create a VPC"}]}}}`
-	b := harness.Post(t, base, body).Raw
+	b := harness.At(base).Do(t, http.MethodPost, body).Raw
 	if !strings.Contains(string(b), "TASK_STATE_INPUT_REQUIRED") || !strings.Contains(string(b), "Echo: Create a VPC") {
 		t.Fatalf("SendMessage on the example: %s", b)
 	}

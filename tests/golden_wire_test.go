@@ -61,17 +61,7 @@ func (n *goldenNormalizer) apply(s string) string {
 
 func TestGoldenWire(t *testing.T) {
 	gw := harness.StartGateway(t, `	a2a {
-		card {
-			name golden-agent
-			description "Echo agent for the golden wire test."
-			version 1.0.0
-			skill echo {
-				name Echo
-				description "Echoes the prompt back."
-				tags echo test
-			}
-			output_modes text/plain
-		}
+		`+echoCard("golden-agent", "Echo agent for the golden wire test.")+`
 		backend echo {
 			chunks 2
 		}

@@ -115,7 +115,7 @@ func gosdkSession(ctx context.Context) context.Context { return a2aclient.Attach
 // validate` warns that the form is not the spec's, with no error.
 func TestGoSDKSecuredCard(t *testing.T) {
 	gw := gosdkStartSecured(t, "security_requirements_form a2a-go")
-	raw := string(harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", "").Raw)
+	raw := string(harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "").Raw)
 	if !strings.Contains(raw, `"securityRequirements":[{"schemes":{"bearerAuth":[]}}]`) || !strings.Contains(raw, `"signatures":[`) {
 		t.Fatalf("root card is not the signed a2a-go form:\n%s", raw)
 	}
@@ -193,14 +193,7 @@ func gosdkScenario(t *testing.T, base string, binding a2a.TransportProtocol) {
 	prompt := "hello secured gateway over " + string(binding)
 	var first *a2a.Task
 	t.Run("SendMessage", func(t *testing.T) {
-		res, err := client.SendMessage(authed, msg(prompt))
-		if err != nil {
-			t.Fatalf("SendMessage: %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage result is %T, want *a2a.Task", res)
-		}
+		task := interopGoSendTask(t, authed, client, "SendMessage", msg(prompt))
 		first = task
 		interopGoCheckTurnDone(t, task, prompt)
 	})
@@ -253,59 +246,12 @@ func gosdkScenario(t *testing.T, base string, binding a2a.TransportProtocol) {
 func gosdkCancel(t *testing.T, ctx context.Context, client *a2aclient.Client, binding a2a.TransportProtocol) {
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	type item struct {
-		ev  a2a.Event
-		err error
-	}
-	ch := make(chan item, 64)
-	go func() {
-		defer close(ch)
-		req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("cancel this long running turn ("+string(binding)+")"))}
-		for ev, err := range client.SendStreamingMessage(sctx, req) {
-			ch <- item{ev, err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	next := func() (a2a.Event, bool) {
-		select {
-		case it, ok := <-ch:
-			if ok && it.err != nil {
-				t.Fatalf("stream error: %v", it.err)
-			}
-			return it.ev, ok
-		case <-time.After(20 * time.Second):
-			t.Fatal("no stream event within 20s")
-			return nil, false
-		}
-	}
-	ev, ok := next()
-	task, isTask := ev.(*a2a.Task)
-	if !ok || !isTask {
-		t.Fatalf("first stream event is %T, want *a2a.Task", ev)
-	}
-	for {
-		ev, ok := next()
-		if !ok {
-			t.Fatal("stream closed before the turn produced text")
-		}
-		if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && su.Status.Message != nil && interopGoText(su.Status.Message) != "" {
-			break
-		}
-	}
-	canceled, err := client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
-	if err != nil {
-		t.Fatalf("CancelTask(%s): %v", task.ID, err)
-	}
+	s := interopGoStream(t, sctx, client, "cancel this long running turn ("+string(binding)+")")
+	task, canceled := s.cancelRunning(ctx, client)
 	if canceled.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("CancelTask returned state %s, want %s", canceled.Status.State, a2a.TaskStateCanceled)
 	}
-	for {
-		if _, ok := next(); !ok {
-			break
-		}
-	}
+	s.rest()
 	got, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("GetTask after cancel: %v, state %v", err, got)
@@ -318,7 +264,7 @@ func gosdkCancel(t *testing.T, ctx context.Context, client *a2aclient.Client, bi
 // validate` says so and names the option.
 func TestGoSDKSecuredCardNeedsTheOption(t *testing.T) {
 	gw := gosdkStartSecured(t, "")
-	raw := string(harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", "").Raw)
+	raw := string(harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "").Raw)
 	if !strings.Contains(raw, `"securityRequirements":[{"schemes":{"bearerAuth":{"list":[]}}}]`) {
 		t.Fatalf("default card is not ProtoJSON:\n%s", raw)
 	}

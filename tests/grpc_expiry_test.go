@@ -17,25 +17,7 @@ import (
 // the expiry, long before its 10 s turn would, and does not end as if the
 // turn had completed.
 func TestGRPCStreamEndsAtCredentialExpiry(t *testing.T) {
-	gw := harness.StartGatewayWith(t, `a2a {
-	card {
-		name grpc-expiry
-	}
-	auth {
-		no_env
-		jwt {
-			secret {env.WS_JWT_SECRET}
-			issuer https://issuer.example.com
-			audience caddy-a2a
-			clock_skew 1s
-		}
-	}
-	backend echo {
-		chunks 100
-		delay 100ms
-	}
-	grpc
-}`, harness.Options{Global: "servers {\n\tprotocols h1 h2c\n}", Env: []string{"WS_JWT_SECRET=" + wsJWTSecret}})
+	gw := harness.StartGatewayWith(t, expirySite("grpc-expiry", "", "grpc"), harness.Options{Global: "servers {\n\tprotocols h1 h2c\n}", Env: []string{"WS_JWT_SECRET=" + wsJWTSecret}})
 	tok := trustJWT(t, wsJWTSecret, "https://issuer.example.com", "caddy-a2a", "alice", time.Now().Add(3*time.Second))
 	client := grpcRawClient(t, gw.Addr)
 	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "a2a-version", "1.0", "authorization", "Bearer "+tok), 30*time.Second)

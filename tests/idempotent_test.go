@@ -39,7 +39,7 @@ func idemMsg(id, text string) map[string]any {
 // an error) and the reply.
 func rpcSend(t *testing.T, url string, m map[string]any, opts ...harness.Option) (string, *harness.Reply) {
 	t.Helper()
-	r := harness.Call(t, url, "", "SendMessage", map[string]any{"message": m}, opts...)
+	r := harness.At(url).Call(t, "SendMessage", map[string]any{"message": m}, opts...)
 	if r.Doc == nil {
 		t.Fatalf("SendMessage: HTTP %d %s", r.StatusCode, r.Raw)
 	}
@@ -53,7 +53,7 @@ func rpcSend(t *testing.T, url string, m map[string]any, opts ...harness.Option)
 func restSend(t *testing.T, url string, m map[string]any, opts ...harness.Option) (string, *harness.Reply) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"message": m})
-	r := harness.Post(t, url+"/message:send", string(b), opts...)
+	r := harness.At(url+"/message:send").Do(t, http.MethodPost, string(b), opts...)
 	task, _ := r.Doc["task"].(map[string]any)
 	id, _ := task["id"].(string)
 	return id, r
@@ -86,7 +86,7 @@ func wsSendTask(t *testing.T, w *wsTestConn, fid string, m map[string]any, hdr m
 // card does not declare it).
 func idemCardExt(t *testing.T, url string) map[string]any {
 	t.Helper()
-	card := harness.Do(t, "GET", url+"/.well-known/agent-card.json", "").JSON(t)
+	card := harness.At(url+"/.well-known/agent-card.json").Do(t, "GET", "").JSON(t)
 	caps, _ := card["capabilities"].(map[string]any)
 	exts, _ := caps["extensions"].([]any)
 	for _, e := range exts {
@@ -192,7 +192,7 @@ func TestIdempotentSendStreaming(t *testing.T) {
 	if first == "" {
 		t.Fatal("first send: no task")
 	}
-	s := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"), idemExt)
+	s := harness.At(g.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"), idemExt)
 	evs := s.RestEvents(30 * time.Second)
 	if len(evs) != 1 {
 		t.Fatalf("streaming resend of a blocking send: %d events, want the task snapshot", len(evs))
@@ -201,12 +201,12 @@ func TestIdempotentSendStreaming(t *testing.T) {
 		t.Fatalf("streaming resend of a blocking send: %v, want task %s", evs[0].Map, first)
 	}
 	m2 := protoMsg("streamed once", "", "")
-	orig := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s2"), idemExt).RestEvents(30 * time.Second)
+	orig := harness.At(g.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s2"), idemExt).RestEvents(30 * time.Second)
 	origTask, _ := orig[0].Map["task"].(map[string]any)
 	if origTask == nil {
 		t.Fatalf("no task first in the stream: %v", orig[0].Map)
 	}
-	evs = harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s3"), idemExt).RestEvents(30 * time.Second)
+	evs = harness.At(g.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s3"), idemExt).RestEvents(30 * time.Second)
 	if len(evs) == 0 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("streaming resend: %d events, want the first turn's ending INPUT_REQUIRED", len(evs))
 	}
@@ -225,7 +225,7 @@ func TestIdempotentSendStreaming(t *testing.T) {
 		t.Errorf("%d tasks after the resends, want 2 (two turns)", list.TotalSize)
 	}
 	// A plain streaming send under m2's id is a new task (RPC-18 opt-in).
-	plain := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s4")).RestEvents(30 * time.Second)
+	plain := harness.At(g.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": m2}, harness.ID("s4")).RestEvents(30 * time.Second)
 	if tk, _ := plain[0].Map["task"].(map[string]any); tk == nil || tk["id"] == origTask["id"] {
 		t.Fatalf("plain streaming resend: %v, want a new task", plain[0].Map)
 	}

@@ -104,7 +104,7 @@ func TestInputDataDirNotReadable(t *testing.T) {
 	// A raw attachment is stored under data/inputs/<task>/.
 	img := bkMessage("pic", "", nil)
 	img["parts"] = []any{map[string]any{"raw": "iVBORw0KGgo=", "mediaType": "image/png", "filename": "x.png"}}
-	res, rpcErr := harness.RPC(t, base, "", "SendMessage", map[string]any{"message": img})
+	res, rpcErr := harness.At(base).RPC(t, "SendMessage", map[string]any{"message": img})
 	if rpcErr != nil {
 		t.Fatalf("raw image: %v", rpcErr)
 	}
@@ -138,7 +138,7 @@ func TestInputDataDirNotReadable(t *testing.T) {
 			t.Errorf("%s: the state file the test reads is missing: %v", filepath.Base(tc.path), err)
 			continue
 		}
-		res, rpcErr := harness.RPC(t, base, "", "SendMessage", map[string]any{"message": ihFileMessage(tc.path, tc.mediaType, tc.cwd)})
+		res, rpcErr := harness.At(base).RPC(t, "SendMessage", map[string]any{"message": ihFileMessage(tc.path, tc.mediaType, tc.cwd)})
 		if rpcErr == nil {
 			t.Errorf("%s: read through a file part: %s", strings.TrimPrefix(tc.path, dir), bkStr(res, "task", "status", "message", "parts", 0, "text"))
 			continue
@@ -153,13 +153,13 @@ func TestInputDataDirNotReadable(t *testing.T) {
 		{filepath.Join(dir, "notes.txt"), "", "ordinary notes"},
 		{filepath.Join(dir2, "public.txt"), dir2, "second instance public"},
 	} {
-		res, rpcErr := harness.RPC(t, base, "", "SendMessage", map[string]any{"message": ihFileMessage(tc.path, "text/plain", tc.cwd)})
+		res, rpcErr := harness.At(base).RPC(t, "SendMessage", map[string]any{"message": ihFileMessage(tc.path, "text/plain", tc.cwd)})
 		if rpcErr != nil || !strings.Contains(bkStr(res, "task", "status", "message", "parts", 0, "text"), tc.want) {
 			t.Errorf("%s: %v %v, want its content echoed", filepath.Base(tc.path), res, rpcErr)
 		}
 	}
 	// No workspace inside the data dir either.
-	res, rpcErr = harness.RPC(t, base, "", "SendMessage", map[string]any{"message": bkMessage("x", "", map[string]any{"iac_code": map[string]any{"cwd": data}})})
+	res, rpcErr = harness.At(base).RPC(t, "SendMessage", map[string]any{"message": bkMessage("x", "", map[string]any{"iac_code": map[string]any{"cwd": data}})})
 	if rpcErr != nil || bkStr(res, "task", "status", "state") != "TASK_STATE_FAILED" || !strings.Contains(strings.ToLower(bkStr(res, "task", "status", "message", "parts", 0, "text")), "invalid workspace") {
 		t.Errorf("cwd = the data dir: %v %v, want FAILED invalid workspace", res, rpcErr)
 	}
@@ -230,7 +230,7 @@ func TestInputSwapRaceOverTheBinary(t *testing.T) {
 				// A request that hangs fails with the client's 10s timeout;
 				// no tighter bound on its time (issue 33.6: 3s under -race
 				// on shared cores measured the machine, not the gateway).
-				r, err := harness.Request(http.MethodPost, gw.URL, body, harness.Client(client))
+				r, err := harness.At(gw.URL).Send(http.MethodPost, body, harness.Client(client))
 				var s string
 				if err == nil {
 					s = string(r.Raw)
@@ -334,7 +334,7 @@ func TestInputFollowUpRunsInBoundCwd(t *testing.T) {
 	}
 	send := func(m map[string]any) (map[string]any, map[string]any) {
 		t.Helper()
-		return harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": m})
+		return harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": m})
 	}
 	res, rpcErr := send(bkMessage("env-check", "ctx-bound", map[string]any{"iac_code": map[string]any{"cwd": proj}}))
 	if rpcErr != nil || ihCwdOf(res) != proj {
@@ -364,7 +364,7 @@ func TestInputFollowUpRunsInBoundCwd(t *testing.T) {
 	}
 
 	// A different cwd continuing the task: refused, the task intact.
-	got, _ := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": taskID})
+	got, _ := harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": taskID})
 	historyBefore := len(bkGet(got, "history").([]any))
 	diff := bkMessage("env-check", "", map[string]any{"iac_code": map[string]any{"cwd": other}})
 	diff["taskId"] = taskID
@@ -372,7 +372,7 @@ func TestInputFollowUpRunsInBoundCwd(t *testing.T) {
 	if rpcErr == nil || bkGet(rpcErr, "code") != float64(-32602) || !strings.Contains(strings.ToLower(bkStr(rpcErr, "message")), "invalid workspace") || strings.Contains(bkStr(rpcErr, "message"), dir) {
 		t.Errorf("continuation with a different cwd: %v %v, want a path-free InvalidParams invalid-workspace error", res, rpcErr)
 	}
-	got, _ = harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": taskID})
+	got, _ = harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if bkStr(got, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || len(bkGet(got, "history").([]any)) != historyBefore {
 		t.Errorf("task after the refused continuation: %s with %d messages (was %d), want it untouched", bkStr(got, "status", "state"), len(bkGet(got, "history").([]any)), historyBefore)
 	}
@@ -427,7 +427,7 @@ func TestInputDefaultCwdInsideRoots(t *testing.T) {
 	}
 	// Inside: accepted, and a message without cwd runs there.
 	gw := ihExecGateway(t, "allowed_cwds "+allowed+"\n\tdefault_cwd "+work)
-	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("env-check", "", nil)})
+	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("env-check", "", nil)})
 	if rpcErr != nil || ihCwdOf(res) != work {
 		t.Errorf("message without cwd ran in %s (%v), want default_cwd", ihCwdOf(res), rpcErr)
 	}
@@ -453,12 +453,12 @@ func TestInputKeyFilesNotReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"ec.pem", "ed.pem"} {
-		res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": ihFileMessage(filepath.Join(keyDir, name), "text/plain", keyDir)})
+		res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": ihFileMessage(filepath.Join(keyDir, name), "text/plain", keyDir)})
 		if rpcErr == nil || !strings.Contains(bkStr(rpcErr, "message"), "outside the workspace") {
 			t.Errorf("%s: %v %v, want the outside-the-workspace error", name, bkStr(res, "task", "status", "message", "parts", 0, "text"), rpcErr)
 		}
 	}
-	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": ihFileMessage(filepath.Join(keyDir, "readme.txt"), "text/plain", keyDir)})
+	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": ihFileMessage(filepath.Join(keyDir, "readme.txt"), "text/plain", keyDir)})
 	if rpcErr != nil || !strings.Contains(bkStr(res, "task", "status", "message", "parts", 0, "text"), "next to the keys") {
 		t.Errorf("readme next to the keys: %v %v", res, rpcErr)
 	}

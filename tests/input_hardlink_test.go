@@ -45,7 +45,7 @@ func TestInputHardLinkToStateRefused(t *testing.T) {
 		if err := os.Link(filepath.Join(data, name), link); err != nil {
 			t.Fatalf("ln %s: %v", name, err)
 		}
-		res, rpcErr := harness.RPC(t, base, "", "SendMessage", map[string]any{"message": ihFileMessage(link, "text/plain", "")})
+		res, rpcErr := harness.At(base).RPC(t, "SendMessage", map[string]any{"message": ihFileMessage(link, "text/plain", "")})
 		if rpcErr == nil {
 			t.Errorf("hard link to %s read through a file part: %.80s", name, bkStr(res, "task", "status", "message", "parts", 0, "text"))
 			continue
@@ -63,7 +63,7 @@ func TestInputHardLinkToStateRefused(t *testing.T) {
 	if err := os.Link(notes, link); err != nil {
 		t.Fatal(err)
 	}
-	res, rpcErr := harness.RPC(t, base, "", "SendMessage", map[string]any{"message": ihFileMessage(link, "text/plain", "")})
+	res, rpcErr := harness.At(base).RPC(t, "SendMessage", map[string]any{"message": ihFileMessage(link, "text/plain", "")})
 	if rpcErr != nil || !strings.Contains(bkStr(res, "task", "status", "message", "parts", 0, "text"), "ordinary hard-linked notes") {
 		t.Errorf("hard link to an ordinary file: %v %v, want its content echoed", res, rpcErr)
 	}

@@ -111,16 +111,9 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 	prompt1 := "hello from a2a-go over " + string(binding)
 	var first *a2a.Task
 	t.Run("SendMessage", func(t *testing.T) {
-		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
+		task := interopGoSendTask(t, ctx, client, "SendMessage", &a2a.SendMessageRequest{
 			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt1)),
 		})
-		if err != nil {
-			t.Fatalf("SendMessage: %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage result is %T, want *a2a.Task", res)
-		}
 		first = task
 		interopGoCheckTurnDone(t, task, prompt1)
 		if !interopGoHistoryHas(task, a2a.MessageRoleUser, prompt1) {
@@ -150,14 +143,7 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 		prompt := "second turn from a2a-go"
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt))
 		msg.ContextID = first.ContextID
-		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
-		if err != nil {
-			t.Fatalf("SendMessage (follow-up): %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("follow-up result is %T, want *a2a.Task", res)
-		}
+		task := interopGoSendTask(t, ctx, client, "SendMessage (follow-up)", &a2a.SendMessageRequest{Message: msg})
 		followUp = task
 		if task.ContextID != first.ContextID {
 			t.Errorf("follow-up contextId = %q, want the first turn's %q", task.ContextID, first.ContextID)
@@ -247,70 +233,13 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 		prompt := "please cancel this long running turn (" + string(binding) + ")"
 		sctx, stop := context.WithCancel(ctx)
 		defer stop()
-		type item struct {
-			ev  a2a.Event
-			err error
-		}
-		ch := make(chan item, 256)
-		go func() {
-			defer close(ch)
-			for ev, err := range slowClient.SendStreamingMessage(sctx, &a2a.SendMessageRequest{
-				Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt)),
-			}) {
-				ch <- item{ev, err}
-				if err != nil {
-					return
-				}
-			}
-		}()
-		var events []a2a.Event
-		next := func() (a2a.Event, bool) {
-			select {
-			case it, ok := <-ch:
-				if !ok {
-					return nil, false
-				}
-				if it.err != nil {
-					t.Fatalf("stream error after %d events: %v", len(events), it.err)
-				}
-				events = append(events, it.ev)
-				return it.ev, true
-			case <-time.After(20 * time.Second):
-				t.Fatalf("no stream event within 20s (after %d events)", len(events))
-				return nil, false
-			}
-		}
-		ev, ok := next()
-		if !ok {
-			t.Fatal("stream closed before the first event")
-		}
-		task, isTask := ev.(*a2a.Task)
-		if !isTask {
-			t.Fatalf("first stream event is %T, want *a2a.Task", ev)
-		}
-		// Wait until the turn produces text, so the cancel hits a running turn.
-		for {
-			ev, ok := next()
-			if !ok {
-				t.Fatal("stream closed before the turn produced text")
-			}
-			if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && su.Status.Message != nil && interopGoText(su.Status.Message) != "" {
-				break
-			}
-		}
-		canceled, err := slowClient.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
-		if err != nil {
-			t.Fatalf("CancelTask(%s): %v", task.ID, err)
-		}
+		s := interopGoStream(t, sctx, slowClient, prompt)
+		task, canceled := s.cancelRunning(ctx, slowClient)
 		if canceled.ID != task.ID || canceled.Status.State != a2a.TaskStateCanceled {
 			t.Errorf("CancelTask returned %s in %s, want %s in %s", canceled.ID, canceled.Status.State, task.ID, a2a.TaskStateCanceled)
 		}
 		// The stream ends with the terminal CANCELED state.
-		for {
-			if _, ok := next(); !ok {
-				break
-			}
-		}
+		events := s.rest()
 		last := events[len(events)-1]
 		if st := interopGoEventState(last); st != a2a.TaskStateCanceled {
 			t.Errorf("last stream event after cancel is %T in %q, want state %s", last, st, a2a.TaskStateCanceled)
@@ -352,17 +281,10 @@ func interopGoScenario(t *testing.T, binding a2a.TransportProtocol, fast, slow *
 
 	t.Run("SubscribeToTask", func(t *testing.T) {
 		prompt := "subscribe to this long running turn (" + string(binding) + ")"
-		res, err := slowClient.SendMessage(ctx, &a2a.SendMessageRequest{
+		task := interopGoSendTask(t, ctx, slowClient, "SendMessage returnImmediately", &a2a.SendMessageRequest{
 			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt)),
 			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
 		})
-		if err != nil {
-			t.Fatalf("SendMessage returnImmediately: %v", err)
-		}
-		task, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage returnImmediately result is %T, want *a2a.Task", res)
-		}
 		if task.Status.State.Terminal() || task.Status.State == a2a.TaskStateInputRequired {
 			t.Fatalf("SendMessage returnImmediately returned state %s; want a running task (SUBMITTED/WORKING)", task.Status.State)
 		}
@@ -592,4 +514,114 @@ func interopGoDescribeEvents(events []a2a.Event) string {
 		parts = append(parts, s)
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// interopGoStreamItem is one event or error of an a2a-go stream.
+type interopGoStreamItem struct {
+	ev  a2a.Event
+	err error
+}
+
+// interopGoEvents is an a2a-go SendStreamingMessage stream read in the
+// background; next and rest take its events (the ones taken so far are
+// in events).
+type interopGoEvents struct {
+	t      *testing.T
+	ch     chan interopGoStreamItem
+	events []a2a.Event
+}
+
+// interopGoStream starts SendStreamingMessage of a user message with
+// prompt on client; the stream stops with ctx.
+func interopGoStream(t *testing.T, ctx context.Context, client *a2aclient.Client, prompt string) *interopGoEvents {
+	s := &interopGoEvents{t: t, ch: make(chan interopGoStreamItem, 256)}
+	go func() {
+		defer close(s.ch)
+		for ev, err := range client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{
+			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt)),
+		}) {
+			s.ch <- interopGoStreamItem{ev, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next event, false at the end of the stream; it fails
+// the test on a stream error or when nothing comes within 20s.
+func (s *interopGoEvents) next() (a2a.Event, bool) {
+	s.t.Helper()
+	select {
+	case it, ok := <-s.ch:
+		if !ok {
+			return nil, false
+		}
+		if it.err != nil {
+			s.t.Fatalf("stream error after %d events: %v", len(s.events), it.err)
+		}
+		s.events = append(s.events, it.ev)
+		return it.ev, true
+	case <-time.After(20 * time.Second):
+		s.t.Fatalf("no stream event within 20s (after %d events)", len(s.events))
+		return nil, false
+	}
+}
+
+// rest reads the stream to its end and returns every event it carried.
+func (s *interopGoEvents) rest() []a2a.Event {
+	s.t.Helper()
+	for {
+		if _, ok := s.next(); !ok {
+			return s.events
+		}
+	}
+}
+
+// cancelRunning takes the stream's first event, which must be the Task,
+// waits until the turn produces text (so the cancel hits a running
+// turn), and cancels the task on client; it fails the test when CancelTask
+// fails, and returns the task and CancelTask's answer.
+func (s *interopGoEvents) cancelRunning(ctx context.Context, client *a2aclient.Client) (task, canceled *a2a.Task) {
+	t := s.t
+	t.Helper()
+	ev, ok := s.next()
+	if !ok {
+		t.Fatal("stream closed before the first event")
+	}
+	task, isTask := ev.(*a2a.Task)
+	if !isTask {
+		t.Fatalf("first stream event is %T, want *a2a.Task", ev)
+	}
+	for {
+		ev, ok := s.next()
+		if !ok {
+			t.Fatal("stream closed before the turn produced text")
+		}
+		if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && su.Status.Message != nil && interopGoText(su.Status.Message) != "" {
+			break
+		}
+	}
+	canceled, err := client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatalf("CancelTask(%s): %v", task.ID, err)
+	}
+	return task, canceled
+}
+
+// interopGoSendTask sends req with client and returns the task it
+// answers; it fails the test (naming the call what) on an error and on a
+// result that is not a task.
+func interopGoSendTask(t *testing.T, ctx context.Context, client *a2aclient.Client, what string, req *a2a.SendMessageRequest) *a2a.Task {
+	t.Helper()
+	res, err := client.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("%s result is %T, want *a2a.Task", what, res)
+	}
+	return task
 }

@@ -49,21 +49,7 @@ func interopInterfaceURL(binding a2a.TransportProtocol, base string) string {
 // grpcSite is an a2a site with the grpc option, a JSON access log and push
 // (loopback receivers allowed); extra goes into the a2a block.
 func grpcSite(extra string) string {
-	return `log {
-	output file {{DIR}}/access.log
-	format json
-}
-a2a {
-	card {
-		name test-agent
-		description "A test agent for the interop tests."
-		skill echo {
-			name Echo
-			description "Echoes the prompt back to the caller."
-			tags echo test
-		}
-	}
-	grpc
+	return interopSiteHead + `	grpc
 	push {
 		queue local-file
 		allow_private_networks 127.0.0.0/8

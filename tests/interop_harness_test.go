@@ -32,14 +32,10 @@ type interopGateway struct {
 	grpcCreds credentials.TransportCredentials
 }
 
-// interopStartGateway starts the gateway with the echo backend configured by
-// backendBlock (e.g. "backend echo" or "backend echo {\n delay 100ms\n}").
-// The site writes a JSON access log, so the tests can check the headers
-// that the clients really sent; the start waits on the card, not /health,
-// so that the log holds only A2A requests and card fetches.
-func interopStartGateway(t *testing.T, backendBlock string) *interopGateway {
-	t.Helper()
-	gw := harness.StartGatewayWith(t, `log {
+// interopSiteHead opens the interop tests' sites: a JSON access log in
+// the gateway's directory, then the a2a block with the test agent's card
+// (the rest of the block and its closing brace follow).
+const interopSiteHead = `log {
 	output file {{DIR}}/access.log
 	format json
 }
@@ -53,7 +49,16 @@ a2a {
 			tags echo test
 		}
 	}
-	`+backendBlock+`
+`
+
+// interopStartGateway starts the gateway with the echo backend configured by
+// backendBlock (e.g. "backend echo" or "backend echo {\n delay 100ms\n}").
+// The site writes a JSON access log, so the tests can check the headers
+// that the clients really sent; the start waits on the card, not /health,
+// so that the log holds only A2A requests and card fetches.
+func interopStartGateway(t *testing.T, backendBlock string) *interopGateway {
+	t.Helper()
+	gw := harness.StartGatewayWith(t, interopSiteHead+`	`+backendBlock+`
 }`, harness.Options{
 		Global:       "storage file_system {{DIR}}/storage\na2a {\n\tdata_dir {{DIR}}/data\n}",
 		ReadyPath:    "/.well-known/agent-card.json",

@@ -38,6 +38,17 @@ func interopNeedNode(t *testing.T) string {
 	return harness.NeedTool(t, "node", "the JS SDK interop tests")
 }
 
+// interopNodeSDK returns the node binary (the test is skipped without
+// it, fails under CI=true) and tests/interop/js with the JS SDK installed
+// (interopJSInstall).
+func interopNodeSDK(t *testing.T) (node, dir string) {
+	t.Helper()
+	node = interopNeedNode(t)
+	dir = filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
+	interopJSInstall(t, dir)
+	return node, dir
+}
+
 // interopJSInstall runs `npm ci` in dir when the SDK is not installed yet.
 func interopJSInstall(t *testing.T, dir string) {
 	t.Helper()
@@ -64,29 +75,13 @@ func interopJSInstall(t *testing.T, dir string) {
 }
 
 func TestInteropJSSDK(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 
 	fast := interopStartGateway(t, "backend echo")
 	slow := interopStartGateway(t, interopSlowEcho)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs", fast.BaseURL, slow.BaseURL)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	runErr := cmd.Run()
-	if stderr.Len() > 0 {
-		t.Logf("client.mjs stderr:\n%s", stderr.String())
-	}
-
 	var sum interopJSSummary
-	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
-		t.Fatalf("client.mjs (exit: %v) printed no JSON summary: %v\nstdout:\n%s", runErr, err, stdout.String())
-	}
+	stdout, runErr := interopRunNode(t, 3*time.Minute, node, dir, &sum, "client.mjs", fast.BaseURL, slow.BaseURL)
 	for _, f := range sum.Failures {
 		t.Errorf("JS SDK: %s", f)
 	}
@@ -152,7 +147,7 @@ func TestInteropJSSDK(t *testing.T) {
 		want("resubscribeTask", "lastEvent", "statusUpdate(TASK_STATE_INPUT_REQUIRED)")
 	}
 	if t.Failed() {
-		t.Logf("client.mjs summary:\n%s", stdout.String())
+		t.Logf("client.mjs summary:\n%s", stdout)
 	}
 
 	fast.interopCheckVersionHeaders(t, "a2a-js (fast gateway)")
@@ -174,4 +169,26 @@ func TestInteropJSSDK(t *testing.T) {
 	if cardFetches == 0 {
 		t.Errorf("the access logs show no card fetch by a2a-js")
 	}
+}
+
+// interopRunNode runs `node script args…` in dir for at most timeout,
+// logs what it wrote to stderr and decodes the JSON summary it printed
+// into sum, failing the test when it printed none; it returns its stdout
+// and exit error.
+func interopRunNode(t *testing.T, timeout time.Duration, node, dir string, sum any, script string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if stderr.Len() > 0 {
+		t.Logf("%s stderr:\n%s", script, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), sum); err != nil {
+		t.Fatalf("%s (exit %v) printed no JSON summary: %v\nstdout:\n%s", script, runErr, err, stdout.String())
+	}
+	return stdout.String(), runErr
 }

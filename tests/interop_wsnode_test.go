@@ -7,11 +7,6 @@ package tests
 // the documented frame format.
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,31 +14,20 @@ import (
 )
 
 func TestInteropWebSocketNode(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	gw := harness.StartGateway(t, wsSite)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "ws_client.mjs", gw.URL, "ws-token")
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
 	var sum struct {
 		OK       bool                      `json:"ok"`
 		Steps    map[string]map[string]any `json:"steps"`
 		Failures []string                  `json:"failures"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
-		t.Fatalf("ws_client.mjs (exit %v) printed no summary: %v\nstdout: %s\nstderr: %s", runErr, err, stdout.String(), stderr.String())
-	}
+	stdout, runErr := interopRunNode(t, 2*time.Minute, node, dir, &sum, "ws_client.mjs", gw.URL, "ws-token")
 	for _, f := range sum.Failures {
 		t.Errorf("ws client: %s", f)
 	}
 	if runErr != nil || !sum.OK {
-		t.Fatalf("ws_client.mjs: %v ok=%v\n%s\n%s", runErr, sum.OK, stdout.String(), stderr.String())
+		t.Fatalf("ws_client.mjs: %v ok=%v\n%s", runErr, sum.OK, stdout)
 	}
 	want := func(step, key string, v any) {
 		t.Helper()

@@ -73,7 +73,7 @@ func TestPrivateKeyFileMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			gw := harness.StartGateway(t, site)
-			r := harness.Do(t, "GET", gw.URL+"/.well-known/jwks.json", "")
+			r := harness.At(gw.URL+"/.well-known/jwks.json").Do(t, "GET", "")
 			if r.StatusCode != 200 || !strings.Contains(string(r.Raw), `"EC"`) {
 				t.Fatalf("jwks at 0600: HTTP %d %s", r.StatusCode, r.Raw)
 			}

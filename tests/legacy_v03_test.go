@@ -6,14 +6,10 @@ package tests
 // tasks and contexts.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,13 +56,11 @@ func startLegacyGateway(t *testing.T, backendBlock string) *harness.Gateway {
 // legacyRPC posts a 0.3 JSON-RPC request (no A2A-Version header).
 func legacyRPC(t *testing.T, url, method string, params any) (map[string]any, map[string]any) {
 	t.Helper()
-	return harness.RPC(t, url, legacyToken, method, params, harness.Header("A2A-Version", ""))
+	return harness.At(url, harness.Bearer(legacyToken)).RPC(t, method, params, harness.Header("A2A-Version", ""))
 }
 
 func TestLegacyV03JSSDK(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	fast := startLegacyGateway(t, "backend echo")
 	slow := startLegacyGateway(t, interopSlowEcho)
 	hits := make(chan legacyHit, 16)
@@ -79,20 +73,8 @@ func TestLegacyV03JSSDK(t *testing.T) {
 	}))
 	defer hook.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client_v03.mjs", fast.URL, slow.URL, legacyToken, hook.URL+"/hook")
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	if stderr.Len() > 0 {
-		t.Logf("client_v03.mjs stderr:\n%s", stderr.String())
-	}
 	var sum legacySummary
-	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
-		t.Fatalf("client_v03.mjs (exit %v) printed no JSON summary: %v\n%s", runErr, err, stdout.String())
-	}
+	stdout, runErr := interopRunNode(t, 2*time.Minute, node, dir, &sum, "client_v03.mjs", fast.URL, slow.URL, legacyToken, hook.URL+"/hook")
 	for _, f := range sum.Failures {
 		t.Errorf("JS SDK 0.3: %s", f)
 	}
@@ -136,7 +118,7 @@ func TestLegacyV03JSSDK(t *testing.T) {
 	want("resubscribeTask", "firstEvent", "task")
 	want("resubscribeTask", "lastEvent", "status-update(input-required,final=true)")
 	if t.Failed() {
-		t.Logf("summary: %s", stdout.String())
+		t.Logf("summary: %s", stdout)
 	}
 
 	// The task the 0.3 client made is an ordinary task to a 1.0 caller.
@@ -145,7 +127,7 @@ func TestLegacyV03JSSDK(t *testing.T) {
 	if taskID == "" {
 		t.Fatal("no task id from the 0.3 client")
 	}
-	res, rerr := harness.RPC(t, fast.URL, legacyToken, "GetTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(fast.URL, harness.Bearer(legacyToken)).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rerr != nil {
 		t.Fatalf("1.0 GetTask of the 0.3 task: %v", rerr)
 	}
@@ -153,17 +135,17 @@ func TestLegacyV03JSSDK(t *testing.T) {
 		t.Errorf("1.0 GetTask of the 0.3 task: %v", res)
 	}
 	// The 1.0 push config view of the config the 0.3 client set.
-	pc, rerr := harness.RPC(t, fast.URL, legacyToken, "GetTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "cfg-1"})
+	pc, rerr := harness.At(fast.URL, harness.Bearer(legacyToken)).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "cfg-1"})
 	if rerr != nil || pc["url"] != hook.URL+"/hook" || pc["token"] != "push-token-03" || pc["authentication"].(map[string]any)["scheme"] != "Bearer" {
 		t.Errorf("1.0 view of the 0.3 push config: %v %v", pc, rerr)
 	}
 
 	// A 1.0 config on the same task; the next turn-ending state is pushed
 	// in 0.3 shape to the 0.3 config and in 1.0 shape to the 1.0 one.
-	if _, rerr := harness.RPC(t, fast.URL, legacyToken, "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "cfg-10", "url": hook.URL + "/hook10", "token": "push-token-10"}); rerr != nil {
+	if _, rerr := harness.At(fast.URL, harness.Bearer(legacyToken)).RPC(t, "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "id": "cfg-10", "url": hook.URL + "/hook10", "token": "push-token-10"}); rerr != nil {
 		t.Fatalf("1.0 push config: %v", rerr)
 	}
-	if _, rerr := harness.RPC(t, fast.URL, legacyToken, "SendMessage", map[string]any{"message": map[string]any{
+	if _, rerr := harness.At(fast.URL, harness.Bearer(legacyToken)).RPC(t, "SendMessage", map[string]any{"message": map[string]any{
 		"messageId": "m-follow", "role": "ROLE_USER", "taskId": taskID, "contextId": contextID, "parts": []any{map[string]any{"text": "continue"}},
 	}}); rerr != nil {
 		t.Fatalf("1.0 follow-up on the 0.3 task: %v", rerr)
@@ -208,7 +190,7 @@ func TestLegacyV03SharedContext(t *testing.T) {
 		t.Fatalf("message/send: %v", res)
 	}
 	ctxID := res["contextId"].(string)
-	r10, rerr := harness.RPC(t, gw.URL, legacyToken, "SendMessage", map[string]any{"message": map[string]any{
+	r10, rerr := harness.At(gw.URL, harness.Bearer(legacyToken)).RPC(t, "SendMessage", map[string]any{"message": map[string]any{
 		"messageId": "m-10", "role": "ROLE_USER", "contextId": ctxID, "parts": []any{map[string]any{"text": "from 1.0"}},
 	}})
 	if rerr != nil {
@@ -252,7 +234,7 @@ func TestLegacyV03SharedContext(t *testing.T) {
 	if rerr != nil || set["pushNotificationConfig"].(map[string]any)["id"] != task10["id"] {
 		t.Fatalf("push set without id: %v %v", set, rerr)
 	}
-	del := harness.Call(t, gw.URL, legacyToken, "tasks/pushNotificationConfig/delete", map[string]any{"id": task10["id"], "pushNotificationConfigId": task10["id"]}, harness.Header("A2A-Version", ""))
+	del := harness.At(gw.URL, harness.Bearer(legacyToken)).Call(t, "tasks/pushNotificationConfig/delete", map[string]any{"id": task10["id"], "pushNotificationConfigId": task10["id"]}, harness.Header("A2A-Version", ""))
 	if !strings.Contains(string(del.Raw), `"result":null`) {
 		t.Errorf("push delete: %s, want a null result", del.Raw)
 	}
@@ -276,13 +258,13 @@ func mustJSON(v any) []byte {
 func TestLegacyV03Off(t *testing.T) {
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname plain\n\t}\n\tbackend echo\n}")
 	params := map[string]any{"message": map[string]any{"kind": "message", "messageId": "m", "role": "user", "parts": []any{map[string]any{"kind": "text", "text": "x"}}}}
-	if _, rerr := harness.RPC(t, gw.URL, "", "message/send", params, harness.Header("A2A-Version", "")); rerr == nil || rerr["code"] != float64(-32009) {
+	if _, rerr := harness.At(gw.URL).RPC(t, "message/send", params, harness.Header("A2A-Version", "")); rerr == nil || rerr["code"] != float64(-32009) {
 		t.Errorf("message/send without a version: %v, want -32009", rerr)
 	}
-	if _, rerr := harness.RPC(t, gw.URL, "", "message/send", params); rerr == nil || rerr["code"] != float64(-32601) {
+	if _, rerr := harness.At(gw.URL).RPC(t, "message/send", params); rerr == nil || rerr["code"] != float64(-32601) {
 		t.Errorf("message/send with A2A-Version 1.0: %v, want -32601", rerr)
 	}
-	card := harness.Do(t, http.MethodGet, gw.URL+"/.well-known/agent-card.json", "").JSON(t)
+	card := harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, http.MethodGet, "").JSON(t)
 	if _, ok := card["url"]; ok {
 		t.Errorf("the card has the 0.3 url member without legacy_v03: %v", card)
 	}

@@ -36,7 +36,7 @@ func TestLimitsE2E(t *testing.T) {
 	u := gw.URL + "/"
 
 	// admin has a block of its own: "*" does not apply; every method.
-	res, rerr := harness.RPC(t, u, "admin-token", "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}})
+	res, rerr := harness.At(u, harness.Bearer("admin-token")).RPC(t, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}})
 	if rerr != nil {
 		t.Fatalf("admin SendMessage: %v", rerr)
 	}
@@ -58,7 +58,7 @@ func TestLimitsE2E(t *testing.T) {
 		{"admin-token", "GetTask", http.StatusOK},
 	}
 	for _, c := range table {
-		r := harness.Call(t, u, c.token, c.method, map[string]any{"id": taskID, "taskId": taskID})
+		r := harness.At(u, harness.Bearer(c.token)).Call(t, c.method, map[string]any{"id": taskID, "taskId": taskID})
 		if r.StatusCode != c.want {
 			t.Errorf("%s %s: HTTP %d %s, want %d", c.token, c.method, r.StatusCode, r.Raw, c.want)
 		}
@@ -69,13 +69,13 @@ func TestLimitsE2E(t *testing.T) {
 		}
 	}
 	// REST: monitor may read the task list but not send.
-	if r := harness.Do(t, "POST", gw.URL+"/message:send", `{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"x"}]}}`, harness.Bearer("monitor-token"), harness.Header("A2A-Version", "1.0"), harness.Header("Content-Type", "application/json")); r.StatusCode != http.StatusForbidden {
+	if r := harness.At(gw.URL+"/message:send").Do(t, "POST", `{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"text":"x"}]}}`, harness.Bearer("monitor-token"), harness.Header("A2A-Version", "1.0"), harness.Header("Content-Type", "application/json")); r.StatusCode != http.StatusForbidden {
 		t.Errorf("REST send as monitor: HTTP %d %s, want 403", r.StatusCode, r.Raw)
 	}
 
 	// Request variables: the admin's GetTask names its method, task,
 	// context and principal in the deferred response headers.
-	r := harness.Call(t, u, "admin-token", "GetTask", map[string]any{"id": taskID})
+	r := harness.At(u, harness.Bearer("admin-token")).Call(t, "GetTask", map[string]any{"id": taskID})
 	if r.Header.Get("X-A2A-Method") != "GetTask" || r.Header.Get("X-A2A-Task") != taskID || r.Header.Get("X-A2A-Context") == "" || r.Header.Get("X-A2A-Principal") != "admin" {
 		t.Errorf("request variables in headers: method %q task %q context %q principal %q", r.Header.Get("X-A2A-Method"), r.Header.Get("X-A2A-Task"), r.Header.Get("X-A2A-Context"), r.Header.Get("X-A2A-Principal"))
 	}
@@ -83,7 +83,7 @@ func TestLimitsE2E(t *testing.T) {
 	// bot: rate 2/s burst 2 → a quick burst of 6 has refusals with Retry-After.
 	limited := 0
 	for i := 0; i < 6; i++ {
-		r := harness.Call(t, u, "bot-token", "ListTasks", map[string]any{})
+		r := harness.At(u, harness.Bearer("bot-token")).Call(t, "ListTasks", map[string]any{})
 		if r.StatusCode == http.StatusTooManyRequests {
 			limited++
 			if r.Header.Get("Retry-After") == "" || reasonIn(r.Error) != "RESOURCE_EXHAUSTED" {

@@ -33,13 +33,11 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	ring := fmt.Sprintf(`{"active":"k1","keys":[{"id":"k1","key":%q}]}`, base64.StdEncoding.EncodeToString(key))
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t\tinstance_lease 3s\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname liveness\n\t}\n\tbackend echo {\n\t\tdelay 1s\n\t\tchunks 30\n\t}\n\tpush {\n\t\tallow_private_networks 127.0.0.0/8\n\t\tretry_initial 100ms\n\t}\n}"
-	opts := harness.Options{Global: global, Env: []string{"A2A_PUSH_KEYRING=" + ring}}
-	ga := harness.StartGatewayWith(t, site, opts)
-	gb := harness.StartGatewayWith(t, site, opts)
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{Env: []string{"A2A_PUSH_KEYRING=" + ring}}, "instance_lease 3s")
+	ga, gb := gws[0], gws[1]
 
-	sa := harness.StreamRPC(t, ga.URL, "", "SendStreamingMessage", map[string]any{"message": protoMsg("die mid-turn", "", ""),
+	sa := harness.At(ga.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("die mid-turn", "", ""),
 		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/hook", "token": "t"}}}, harness.ID("s1"))
 	ev, ok := sa.NextEvent(30 * time.Second)
 	if !ok || ev.Map["task"] == nil {
@@ -51,7 +49,7 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 			t.Fatal("turn on A ended early")
 		}
 	}
-	follow := harness.StreamRPC(t, gb.URL, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("f1"))
+	follow := harness.At(gb.URL).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("f1"))
 	if ev, ok := follow.NextEvent(30 * time.Second); !ok || ev.Map["task"] == nil {
 		t.Fatalf("SubscribeToTask on B: %v, %v; want the Task first", ev.Map, ok)
 	}
@@ -59,7 +57,7 @@ func TestRedisKilledInstanceTasksFail(t *testing.T) {
 	killed := time.Now()
 
 	state := func() (string, string) {
-		got, rerr := harness.RPC(t, gb.URL, "", "GetTask", map[string]any{"id": taskID})
+		got, rerr := harness.At(gb.URL).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("GetTask on B: %v", rerr)
 		}

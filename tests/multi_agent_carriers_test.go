@@ -35,6 +35,15 @@ const (
 	mcOwn   = "own-token-0123456789"
 )
 
+// mcRootLimits are the root agent's limits: mon may only read tasks, ops
+// sends at 2/s.
+const mcRootLimits = `limits mon {
+		allow_methods GetTask ListTasks
+	}
+	limits ops {
+		rate 2/s burst 2
+	}`
+
 // mcStart starts a site with a root agent, "shell" (inherits the root's
 // auth and limits) and "own" (its own auth), gRPC on all three, WebSocket
 // and Redis Streams on the root.
@@ -49,12 +58,7 @@ func mcStart(t *testing.T, redisAddr string) *harness.Gateway {
 		principal mon bearer `+mcMon+`
 		principal ops bearer `+mcOps+`
 	}
-	limits mon {
-		allow_methods GetTask ListTasks
-	}
-	limits ops {
-		rate 2/s burst 2
-	}
+	`+mcRootLimits+`
 	grpc
 	websocket
 	redis_rpc {
@@ -92,7 +96,7 @@ func mcStart(t *testing.T, redisAddr string) *harness.Gateway {
 // mcHas reports whether the agent at url holds task id for token.
 func mcHas(t *testing.T, url, token, id string) bool {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, token, "GetTask", map[string]any{"id": id})
+	res, rerr := harness.At(url, harness.Bearer(token)).RPC(t, "GetTask", map[string]any{"id": id})
 	return rerr == nil && res != nil
 }
 
@@ -241,12 +245,12 @@ func TestMultiAgentLimitsInherited(t *testing.T) {
 		{"POST / tenant shell", root, map[string]any{"message": bkMessage("may I?", "", nil), "tenant": "shell"}},
 		{"POST /", root, msg},
 	} {
-		r := harness.Call(t, tc.url, mcMon, "SendMessage", tc.params)
+		r := harness.At(tc.url, harness.Bearer(mcMon)).Call(t, "SendMessage", tc.params)
 		if r.StatusCode != http.StatusForbidden || r.Error == nil || r.Error["code"] != float64(-32050) {
 			t.Errorf("%s: mon SendMessage: HTTP %d %s, want 403 PERMISSION_DENIED", tc.name, r.StatusCode, r.Raw)
 		}
 	}
-	if r := harness.Call(t, shell, mcMon, "ListTasks", map[string]any{}); r.StatusCode != http.StatusOK {
+	if r := harness.At(shell, harness.Bearer(mcMon)).Call(t, "ListTasks", map[string]any{}); r.StatusCode != http.StatusOK {
 		t.Errorf("mon ListTasks on /shell/: HTTP %d %s", r.StatusCode, r.Raw)
 	}
 	c, ctx := mcGRPC(t, gw, mcMon)
@@ -264,7 +268,7 @@ func TestMultiAgentLimitsInherited(t *testing.T) {
 		if i%2 == 1 {
 			u = shell
 		}
-		if r := harness.Call(t, u, mcOps, "ListTasks", map[string]any{}); r.StatusCode == http.StatusOK {
+		if r := harness.At(u, harness.Bearer(mcOps)).Call(t, "ListTasks", map[string]any{}); r.StatusCode == http.StatusOK {
 			served++
 		} else if r.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("ops ListTasks: HTTP %d %s", r.StatusCode, r.Raw)
@@ -428,8 +432,6 @@ func (p *stdioProc) nextForSend(t *testing.T, id, line string) stdioReply {
 // agent's own rule in place of the root's for its principal, and none on
 // the agent with an auth of its own.
 func TestMultiAgentLimitsAdapt(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "Caddyfile")
 	site := `http://127.0.0.1:1 {
 	a2a {
 		card {
@@ -439,12 +441,7 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 			principal mon bearer ` + mcMon + `
 			principal ops bearer ` + mcOps + `
 		}
-		limits mon {
-			allow_methods GetTask ListTasks
-		}
-		limits ops {
-			rate 2/s burst 2
-		}
+		` + mcRootLimits + `
 		agent shell {
 			card {
 				name shell
@@ -464,10 +461,7 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 	}
 }
 `
-	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	out, err := harness.Adapt(t, site)
 	if err != nil {
 		t.Fatalf("adapt: %v\n%s", err, out)
 	}
@@ -512,7 +506,7 @@ func TestMultiAgentLimitsAdapt(t *testing.T) {
 // returns the task id.
 func maSendAuth(t *testing.T, url, token string) string {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, token, "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)})
+	res, rerr := harness.At(url, harness.Bearer(token)).RPC(t, "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage to %s: %v", url, rerr)
 	}

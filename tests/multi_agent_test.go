@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,7 +72,7 @@ func maSite(openaiURL, extra string) string {
 // returns the task.
 func maSend(t *testing.T, url, text string) map[string]any {
 	t.Helper()
-	res, rpcErr := harness.RPC(t, url, "", "SendMessage", map[string]any{
+	res, rpcErr := harness.At(url).RPC(t, "SendMessage", map[string]any{
 		"message":       bkMessage(text, "", nil),
 		"configuration": map[string]any{"returnImmediately": true},
 	})
@@ -98,7 +97,7 @@ func maNotFound(t *testing.T, what string, rpcErr map[string]any) {
 // maCard fetches the card at url and decodes it.
 func maCard(t *testing.T, url string) map[string]any {
 	t.Helper()
-	r := harness.Do(t, http.MethodGet, url, "")
+	r := harness.At(url).Do(t, http.MethodGet, "")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: HTTP %d %s", url, r.StatusCode, r.Raw)
 	}
@@ -142,7 +141,7 @@ func TestMultiAgentSite(t *testing.T) {
 	})
 
 	t.Run("catalog", func(t *testing.T) {
-		r := harness.Do(t, http.MethodGet, gw.URL+"/agents", "")
+		r := harness.At(gw.URL+"/agents").Do(t, http.MethodGet, "")
 		if r.StatusCode != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 			t.Fatalf("GET /agents: HTTP %d %s %s", r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 		}
@@ -165,22 +164,22 @@ func TestMultiAgentSite(t *testing.T) {
 			}
 			maCard(t, a.Card) // every listed card is served
 		}
-		if r := harness.Do(t, http.MethodPost, gw.URL+"/agents", "{}"); r.StatusCode != http.StatusMethodNotAllowed {
+		if r := harness.At(gw.URL+"/agents").Do(t, http.MethodPost, "{}"); r.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("POST /agents: HTTP %d", r.StatusCode)
 		}
 	})
 
 	t.Run("turns", func(t *testing.T) {
 		// The exec agent runs the script: its text reaches the client.
-		res, rpcErr := harness.RPC(t, shell, "", "SendMessage", map[string]any{"message": bkMessage("count", "", nil)})
+		res, rpcErr := harness.At(shell).RPC(t, "SendMessage", map[string]any{"message": bkMessage("count", "", nil)})
 		if rpcErr != nil || !strings.Contains(string(maMustJSON(t, res)), "turn 1 pid") {
 			t.Errorf("shell SendMessage: %v %v", res, rpcErr)
 		}
-		res, rpcErr = harness.RPC(t, root, "", "SendMessage", map[string]any{"message": bkMessage("hi root", "", nil)})
+		res, rpcErr = harness.At(root).RPC(t, "SendMessage", map[string]any{"message": bkMessage("hi root", "", nil)})
 		if rpcErr != nil || !strings.Contains(string(maMustJSON(t, res)), "Echo: hi root") {
 			t.Errorf("root SendMessage: %v %v", res, rpcErr)
 		}
-		res, rpcErr = harness.RPC(t, llm, "", "SendMessage", map[string]any{"message": bkMessage("Say hello", "", nil)})
+		res, rpcErr = harness.At(llm).RPC(t, "SendMessage", map[string]any{"message": bkMessage("Say hello", "", nil)})
 		if rpcErr != nil {
 			t.Fatalf("llm SendMessage: %v", rpcErr)
 		}
@@ -195,67 +194,67 @@ func TestMultiAgentSite(t *testing.T) {
 		ctxID := bkStr(task, "contextId")
 		harness.WaitState(t, shell, id, "TASK_STATE_INPUT_REQUIRED", 15*time.Second)
 		cfg := map[string]any{"taskId": id, "id": "cb1", "url": "http://127.0.0.1:9/cb"}
-		if _, rpcErr := harness.RPC(t, shell, "", "CreateTaskPushNotificationConfig", cfg); rpcErr != nil {
+		if _, rpcErr := harness.At(shell).RPC(t, "CreateTaskPushNotificationConfig", cfg); rpcErr != nil {
 			t.Fatalf("CreateTaskPushNotificationConfig on shell: %v", rpcErr)
 		}
 		// The owning agent sees the task and its push config.
-		if res, rpcErr := harness.RPC(t, shell, "", "GetTask", map[string]any{"id": id}); rpcErr != nil || res["id"] != id {
+		if res, rpcErr := harness.At(shell).RPC(t, "GetTask", map[string]any{"id": id}); rpcErr != nil || res["id"] != id {
 			t.Fatalf("shell GetTask: %v %v", res, rpcErr)
 		}
-		if _, rpcErr := harness.RPC(t, shell, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "cb1"}); rpcErr != nil {
+		if _, rpcErr := harness.At(shell).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "cb1"}); rpcErr != nil {
 			t.Fatalf("shell GetTaskPushNotificationConfig: %v", rpcErr)
 		}
 		for _, other := range []string{root, llm} {
-			_, e := harness.RPC(t, other, "", "GetTask", map[string]any{"id": id})
+			_, e := harness.At(other).RPC(t, "GetTask", map[string]any{"id": id})
 			maNotFound(t, other+" GetTask", e)
-			_, e = harness.RPC(t, other, "", "CancelTask", map[string]any{"id": id})
+			_, e = harness.At(other).RPC(t, "CancelTask", map[string]any{"id": id})
 			maNotFound(t, other+" CancelTask", e)
-			_, e = harness.RPC(t, other, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "cb1"})
+			_, e = harness.At(other).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "cb1"})
 			maNotFound(t, other+" GetTaskPushNotificationConfig", e)
-			_, e = harness.RPC(t, other, "", "ListTaskPushNotificationConfigs", map[string]any{"taskId": id})
+			_, e = harness.At(other).RPC(t, "ListTaskPushNotificationConfigs", map[string]any{"taskId": id})
 			maNotFound(t, other+" ListTaskPushNotificationConfigs", e)
-			_, e = harness.RPC(t, other, "", "SubscribeToTask", map[string]any{"id": id})
+			_, e = harness.At(other).RPC(t, "SubscribeToTask", map[string]any{"id": id})
 			if e == nil {
 				t.Errorf("%s SubscribeToTask of another agent's task: no error", other)
 			}
 			// A follow-up into the other agent's task is refused too.
 			m := bkMessage("count", ctxID, nil)
 			m["taskId"] = id
-			_, e = harness.RPC(t, other, "", "SendMessage", map[string]any{"message": m})
+			_, e = harness.At(other).RPC(t, "SendMessage", map[string]any{"message": m})
 			maNotFound(t, other+" SendMessage into the task", e)
-			res, e := harness.RPC(t, other, "", "ListTasks", map[string]any{"contextId": ctxID})
+			res, e := harness.At(other).RPC(t, "ListTasks", map[string]any{"contextId": ctxID})
 			if e != nil || len(bkGet(res, "tasks").([]any)) != 0 {
 				t.Errorf("%s ListTasks of the shell context: %v %v", other, res, e)
 			}
 			// REST, the same.
 			for _, p := range []string{"tasks/" + id, "tasks/" + id + "/pushNotificationConfigs/cb1", "tasks/" + id + "/pushNotificationConfigs"} {
-				if r := harness.Do(t, http.MethodGet, other+p, ""); r.StatusCode != http.StatusNotFound {
+				if r := harness.At(other+p).Do(t, http.MethodGet, ""); r.StatusCode != http.StatusNotFound {
 					t.Errorf("REST GET %s%s: HTTP %d %s", other, p, r.StatusCode, r.Raw)
 				}
 			}
-			if r := harness.Do(t, http.MethodPost, other+"tasks/"+id+":cancel", "{}"); r.StatusCode != http.StatusNotFound {
+			if r := harness.At(other+"tasks/"+id+":cancel").Do(t, http.MethodPost, "{}"); r.StatusCode != http.StatusNotFound {
 				t.Errorf("REST cancel at %s: HTTP %d %s", other, r.StatusCode, r.Raw)
 			}
 		}
 		// REST at the owner answers, and ListTasks is per agent.
-		if r := harness.Do(t, http.MethodGet, shell+"tasks/"+id, ""); r.StatusCode != http.StatusOK {
+		if r := harness.At(shell+"tasks/"+id).Do(t, http.MethodGet, ""); r.StatusCode != http.StatusOK {
 			t.Errorf("REST GET at shell: HTTP %d %s", r.StatusCode, r.Raw)
 		}
 		rootTask := bkStr(maSend(t, root, "root turn"), "id")
 		for _, tc := range []struct {
 			base, has, hasNot string
 		}{{shell, id, rootTask}, {root, rootTask, id}} {
-			r := harness.Do(t, http.MethodGet, tc.base+"tasks?pageSize=100", "")
+			r := harness.At(tc.base+"tasks?pageSize=100").Do(t, http.MethodGet, "")
 			if r.StatusCode != http.StatusOK || !strings.Contains(string(r.Raw), tc.has) || strings.Contains(string(r.Raw), tc.hasNot) {
 				t.Errorf("ListTasks at %s: HTTP %d, want %s and not %s: %.300s", tc.base, r.StatusCode, tc.has, tc.hasNot, r.Raw)
 			}
 		}
 		// A path no agent serves is 404, not the root agent's data.
-		if r := harness.Do(t, http.MethodGet, gw.URL+"/nosuch/tasks/"+id, ""); r.StatusCode != http.StatusNotFound {
+		if r := harness.At(gw.URL+"/nosuch/tasks/"+id).Do(t, http.MethodGet, ""); r.StatusCode != http.StatusNotFound {
 			t.Errorf("GET /nosuch/tasks/{id}: HTTP %d", r.StatusCode)
 		}
 		// The owner cancels its task.
-		if _, e := harness.RPC(t, shell, "", "CancelTask", map[string]any{"id": id}); e != nil {
+		if _, e := harness.At(shell).RPC(t, "CancelTask", map[string]any{"id": id}); e != nil {
 			t.Errorf("shell CancelTask: %v", e)
 		}
 	})
@@ -267,39 +266,39 @@ func TestMultiAgentSite(t *testing.T) {
 		// The tenant field on the site root selects the agent, and an agent
 		// serves its own name as tenant.
 		for _, base := range []string{root, shell} {
-			if res, e := harness.RPC(t, base, "", "GetTask", map[string]any{"id": id, "tenant": "shell"}); e != nil || res["id"] != id {
+			if res, e := harness.At(base).RPC(t, "GetTask", map[string]any{"id": id, "tenant": "shell"}); e != nil || res["id"] != id {
 				t.Errorf("GetTask at %s with tenant shell: %v %v", base, res, e)
 			}
 		}
 		// Another agent's tenant, or one the site does not serve, never
 		// reaches the task.
 		for _, tc := range []struct{ base, tenant string }{{root, "llm"}, {root, "nosuch"}, {shell, "llm"}, {llm, "shell"}, {root, "default"}} {
-			_, e := harness.RPC(t, tc.base, "", "GetTask", map[string]any{"id": id, "tenant": tc.tenant})
+			_, e := harness.At(tc.base).RPC(t, "GetTask", map[string]any{"id": id, "tenant": tc.tenant})
 			maNotFound(t, tc.base+" GetTask tenant "+tc.tenant, e)
-			_, e = harness.RPC(t, tc.base, "", "CancelTask", map[string]any{"id": id, "tenant": tc.tenant})
+			_, e = harness.At(tc.base).RPC(t, "CancelTask", map[string]any{"id": id, "tenant": tc.tenant})
 			maNotFound(t, tc.base+" CancelTask tenant "+tc.tenant, e)
-			res, e := harness.RPC(t, tc.base, "", "ListTasks", map[string]any{"tenant": tc.tenant})
+			res, e := harness.At(tc.base).RPC(t, "ListTasks", map[string]any{"tenant": tc.tenant})
 			if e == nil && strings.Contains(string(maMustJSON(t, res)), id) {
 				t.Errorf("%s ListTasks tenant %s lists the shell task", tc.base, tc.tenant)
 			}
 		}
 		// A message sent to the root with tenant llm runs on the llm agent
 		// and its task is that agent's.
-		res, e := harness.RPC(t, root, "", "SendMessage", map[string]any{"tenant": "llm", "message": bkMessage("Say hello", "", nil)})
+		res, e := harness.At(root).RPC(t, "SendMessage", map[string]any{"tenant": "llm", "message": bkMessage("Say hello", "", nil)})
 		if e != nil || !strings.Contains(string(maMustJSON(t, res)), "Hello (") {
 			t.Fatalf("SendMessage tenant llm at root: %v %v", res, e)
 		}
 		llmTask := bkStr(res, "task", "id")
-		if got, e := harness.RPC(t, llm, "", "GetTask", map[string]any{"id": llmTask}); e != nil || got["id"] != llmTask {
+		if got, e := harness.At(llm).RPC(t, "GetTask", map[string]any{"id": llmTask}); e != nil || got["id"] != llmTask {
 			t.Errorf("the tenant's task at /llm/: %v %v", got, e)
 		}
-		_, e = harness.RPC(t, root, "", "GetTask", map[string]any{"id": llmTask})
+		_, e = harness.At(root).RPC(t, "GetTask", map[string]any{"id": llmTask})
 		maNotFound(t, "root GetTask of the llm tenant's task", e)
 		// REST /{tenant}/… on the site root is the agent's path.
-		if r := harness.Do(t, http.MethodGet, gw.URL+"/shell/tasks/"+id, ""); r.StatusCode != http.StatusOK {
+		if r := harness.At(gw.URL+"/shell/tasks/"+id).Do(t, http.MethodGet, ""); r.StatusCode != http.StatusOK {
 			t.Errorf("REST /shell/tasks/{id}: HTTP %d", r.StatusCode)
 		}
-		if r := harness.Do(t, http.MethodGet, gw.URL+"/llm/tasks/"+id, ""); r.StatusCode != http.StatusNotFound {
+		if r := harness.At(gw.URL+"/llm/tasks/"+id).Do(t, http.MethodGet, ""); r.StatusCode != http.StatusNotFound {
 			t.Errorf("REST /llm/tasks/{shell task}: HTTP %d", r.StatusCode)
 		}
 	})
@@ -335,7 +334,7 @@ func TestMultiAgentSite(t *testing.T) {
 				t.Fatalf("%s GetTask: %v", binding, err)
 			}
 			// The task is the shell agent's: the root does not know it.
-			_, e := harness.RPC(t, root, "", "GetTask", map[string]any{"id": string(task.ID)})
+			_, e := harness.At(root).RPC(t, "GetTask", map[string]any{"id": string(task.ID)})
 			maNotFound(t, "root GetTask of the SDK's task", e)
 			_ = client.Destroy()
 		}
@@ -376,20 +375,7 @@ func TestMultiAgentBadConfig(t *testing.T) {
 		{"matcher", "a2a /api/* {\n card {\n name x\n }\n agent p {\n card {\n name p\n }\n }\n}", "agent blocks need the a2a directive without a matcher"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "Caddyfile")
-			if err := os.WriteFile(path, []byte("http://127.0.0.1:1 {\n"+tc.site+"\n}\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, err := harness.Run(t, dir, "adapt", "--config", path)
-			if err == nil {
-				t.Fatalf("adapt accepted a bad Caddyfile:\n%s", out)
-			}
-			if !strings.Contains(strings.ReplaceAll(out, `\"`, `"`), tc.want) {
-				t.Errorf("error does not name the problem %q:\n%s", tc.want, out)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantAdaptError(t, tc.site, tc.want) })
 	}
 }
 
@@ -398,7 +384,7 @@ func TestMultiAgentBadConfig(t *testing.T) {
 func TestMultiAgentReloadAddsAgent(t *testing.T) {
 	srv, _ := bkOpenAIServer(t)
 	gw := harness.StartGatewayWith(t, maSite(srv.URL, ""), harness.Options{Admin: true})
-	stream := harness.StreamRPC(t, gw.URL+"/", "", "SendStreamingMessage", map[string]any{"message": bkMessage("keep going", "", nil)})
+	stream := harness.At(gw.URL+"/").Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("keep going", "", nil)})
 	if _, ok := stream.Next(10 * time.Second); !ok {
 		t.Fatal("no first event of the root agent's stream")
 	}
@@ -410,7 +396,7 @@ func TestMultiAgentReloadAddsAgent(t *testing.T) {
 	if c := maCard(t, gw.URL+"/extra/.well-known/agent-card.json"); c["name"] != "extra-agent" {
 		t.Errorf("new agent's card: %v", c["name"])
 	}
-	if res, e := harness.RPC(t, gw.URL+"/extra/", "", "SendMessage", map[string]any{"message": bkMessage("hi extra", "", nil)}); e != nil || !strings.Contains(string(maMustJSON(t, res)), "Echo: hi extra") {
+	if res, e := harness.At(gw.URL+"/extra/").RPC(t, "SendMessage", map[string]any{"message": bkMessage("hi extra", "", nil)}); e != nil || !strings.Contains(string(maMustJSON(t, res)), "Echo: hi extra") {
 		t.Errorf("new agent's turn: %v %v", res, e)
 	}
 	// The root agent's turn, running across the reload, ends completed on
@@ -428,7 +414,7 @@ func TestMultiAgentReloadAddsAgent(t *testing.T) {
 	var terr error
 	for attempt := 0; attempt < 5; attempt++ {
 		fresh := harness.Client(&http.Client{Timeout: 30 * time.Second})
-		if res, terr = harness.TryRPC(gw.URL+"/shell/", "", "GetTask", map[string]any{"id": shellTask}, fresh); terr == nil || strings.Contains(terr.Error(), "rpc error") {
+		if res, terr = harness.At(gw.URL+"/shell/").Try("GetTask", map[string]any{"id": shellTask}, fresh); terr == nil || strings.Contains(terr.Error(), "rpc error") {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -436,9 +422,9 @@ func TestMultiAgentReloadAddsAgent(t *testing.T) {
 	if terr != nil || res["id"] != shellTask {
 		t.Errorf("shell task after the reload: %v %v", res, terr)
 	}
-	_, e := harness.RPC(t, gw.URL+"/extra/", "", "GetTask", map[string]any{"id": shellTask})
+	_, e := harness.At(gw.URL+"/extra/").RPC(t, "GetTask", map[string]any{"id": shellTask})
 	maNotFound(t, "extra GetTask of shell's task", e)
-	if r := harness.Do(t, http.MethodGet, gw.URL+"/agents", ""); !strings.Contains(string(r.Raw), `"name":"extra"`) {
+	if r := harness.At(gw.URL+"/agents").Do(t, http.MethodGet, ""); !strings.Contains(string(r.Raw), `"name":"extra"`) {
 		t.Errorf("catalog after the reload: %s", r.Raw)
 	}
 }
@@ -456,13 +442,8 @@ func describeLast(events []map[string]any) string {
 // auth (the site's, copied) and agent handler (owner_scope), then the root
 // route with the catalog.
 func TestMultiAgentAdapt(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "Caddyfile")
 	site := "http://127.0.0.1:1 {\n a2a {\n card {\n name root\n public_url https://gw.example.com\n }\n auth {\n bearer tok-site\n }\n agent planner {\n card {\n name planner\n }\n backend echo\n }\n }\n}\n"
-	if err := os.WriteFile(path, []byte(site), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := harness.Run(t, dir, "adapt", "--config", path)
+	out, err := harness.Adapt(t, site)
 	if err != nil {
 		t.Fatalf("adapt: %v\n%s", err, out)
 	}
@@ -554,7 +535,7 @@ func TestMultiAgentAuth(t *testing.T) {
 		if tenant != "" {
 			params["tenant"] = tenant
 		}
-		return harness.Call(t, url, token, "ListTasks", params).StatusCode
+		return harness.At(url, harness.Bearer(token)).Call(t, "ListTasks", params).StatusCode
 	}
 	for _, tc := range []struct {
 		url, token, tenant string

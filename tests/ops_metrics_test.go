@@ -138,7 +138,7 @@ func TestOpsMetrics(t *testing.T) {
 	// Two blocking sends, one with a push config. The first names its
 	// own context id, which the gateway looks up (get_context); a context
 	// id the gateway mints is never read back.
-	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("one", "ctx-ops-metrics", nil)})
+	res, rerr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("one", "ctx-ops-metrics", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -146,19 +146,19 @@ func TestOpsMetrics(t *testing.T) {
 	pushSend(t, gw.URL, map[string]any{"url": recv.srv.URL + "/ok"})
 
 	// Errors: an unknown task, an unknown method, a body that is not JSON.
-	if _, rerr := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": "no-such-task"}); rerr == nil {
+	if _, rerr := harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": "no-such-task"}); rerr == nil {
 		t.Fatal("GetTask of an unknown task succeeded")
 	}
-	if _, rerr := harness.RPC(t, gw.URL, "", "tasks/get", map[string]any{"id": taskID}); rerr == nil {
+	if _, rerr := harness.At(gw.URL).RPC(t, "tasks/get", map[string]any{"id": taskID}); rerr == nil {
 		t.Fatal("an unknown method succeeded")
 	}
-	harness.Post(t, gw.URL, `{"jsonrpc":`).JSON(t)
+	harness.At(gw.URL).Do(t, http.MethodPost, `{"jsonrpc":`).JSON(t)
 	if resp, _ := do(t, "GET", gw.URL+"/tasks/no-such-task", map[string]string{"A2A-Version": "1.0"}); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("REST GET unknown task: HTTP %d", resp.StatusCode)
 	}
 
 	// A stream, seen open with its turn running; then canceled.
-	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("stream me", "", nil)})
+	stream := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("stream me", "", nil)})
 	streamTask := metWaitWorking(t, stream)
 	during := metScrape(t, gw)
 	if v, _ := metValue(during, "caddy_a2a_open_streams", nil); v != 1 {
@@ -167,7 +167,7 @@ func TestOpsMetrics(t *testing.T) {
 	if v, _ := metValue(during, "caddy_a2a_active_turns", nil); v != 1 {
 		t.Errorf("active turns during the stream = %v, want 1", v)
 	}
-	if _, rerr := harness.RPC(t, gw.URL, "", "CancelTask", map[string]any{"id": streamTask}); rerr != nil {
+	if _, rerr := harness.At(gw.URL).RPC(t, "CancelTask", map[string]any{"id": streamTask}); rerr != nil {
 		t.Fatalf("CancelTask: %v", rerr)
 	}
 	stream.Rest(15 * time.Second)
@@ -233,7 +233,7 @@ func TestOpsTurnLogLine(t *testing.T) {
 		bearer tok-ops-log
 	}
 }`)
-	res, rerr := harness.RPC(t, gw.URL, "tok-ops-log", "SendMessage", map[string]any{"message": bkMessage("a very secret prompt", "", nil)})
+	res, rerr := harness.At(gw.URL, harness.Bearer("tok-ops-log")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("a very secret prompt", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -294,7 +294,7 @@ route {
 	respond "seen key=[{http.request.header.X-API-Key}]" 200
 }`)
 	send := func(path string, hdr map[string]string) (int, string) {
-		r := harness.Call(t, gw.URL+path, "", "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)}, harness.Headers(hdr))
+		r := harness.At(gw.URL+path).Call(t, "SendMessage", map[string]any{"message": bkMessage("hi", "", nil)}, harness.Headers(hdr))
 		return r.StatusCode, string(r.Raw)
 	}
 	for _, tc := range []struct {

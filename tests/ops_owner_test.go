@@ -33,7 +33,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	slow := "backend echo {\n\t\tchunks 30\n\t\tdelay 100ms\n\t}"
 	gw := harness.StartGatewayWith(t, opsSite("owner", slow), harness.Options{Admin: true, Global: ownerGlobal(dataDir)})
 
-	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
+	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
 		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/slow"}}}, harness.Client(opsClient))
 	task, _ := res["task"].(map[string]any)
 	if rpcErr != nil || task == nil {
@@ -51,7 +51,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 			t.Errorf("%s: %v\n%s", args[0], err, out)
 		}
 	}
-	res, rpcErr = harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": id}, harness.Client(opsClient))
+	res, rpcErr = harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": id}, harness.Client(opsClient))
 	if st := bkStr(res, "status", "state"); rpcErr != nil || st != "TASK_STATE_WORKING" {
 		t.Fatalf("after validation the running task is %q (%v), want still WORKING: validation ran crash recovery", st, rpcErr)
 	}
@@ -83,7 +83,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 		t.Errorf("%d push deliveries, want 1", len(hits))
 	}
 	// A new turn after the reload runs too.
-	res, rpcErr = harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("after", "", nil)}, harness.Client(opsClient))
+	res, rpcErr = harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("after", "", nil)}, harness.Client(opsClient))
 	if rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage after the reload: %v %v", res, rpcErr)
 	}
@@ -124,7 +124,7 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 		t.Errorf("second gateway's output lacks %q:\n%s", want, b.Output())
 	}
 	// The owner is unharmed.
-	if res, rpcErr := harness.RPC(t, a.URL, "", "SendMessage", map[string]any{"message": bkMessage("still here", "", nil)}, harness.Client(opsClient)); rpcErr != nil || res["task"] == nil {
+	if res, rpcErr := harness.At(a.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("still here", "", nil)}, harness.Client(opsClient)); rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage to the owner: %v %v", res, rpcErr)
 	}
 	// Once the owner is gone, even by kill -9, the directory is free: the
@@ -134,7 +134,7 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 		t.Fatal("the owner survived kill -9")
 	}
 	b.Start()
-	if res, rpcErr := harness.RPC(t, b.URL, "", "SendMessage", map[string]any{"message": bkMessage("new owner", "", nil)}, harness.Client(opsClient)); rpcErr != nil || res["task"] == nil {
+	if res, rpcErr := harness.At(b.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("new owner", "", nil)}, harness.Client(opsClient)); rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage to the new owner: %v %v", res, rpcErr)
 	}
 }
@@ -150,7 +150,7 @@ func TestOpsExecAgentDiesWithGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname exec-owner\n\t}\n\tbackend exec "+script+"\n}")
-	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("sleep", "", nil),
+	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("sleep", "", nil),
 		"configuration": map[string]any{"returnImmediately": true}}, harness.Client(opsClient))
 	if rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage: %v %v", res, rpcErr)
@@ -210,7 +210,7 @@ func TestOpsFirstRequestsWaitForStart(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-					res, err := harness.TryRPC(gw.URL, "", "SendMessage", params)
+					res, err := harness.At(gw.URL).Try("SendMessage", params)
 					if err != nil && strings.Contains(err.Error(), "rpc error") {
 						failed.Store(err.Error())
 						return

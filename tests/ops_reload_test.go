@@ -164,7 +164,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 	msg := bkMessage(prompt, "", nil)
 	body := map[string]any{"message": msg, "configuration": map[string]any{
 		"taskPushNotificationConfig": map[string]any{"url": recv.srv.URL + "/streamed", "token": "tok-s"}}}
-	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", body)
+	stream := harness.At(gw.URL).Stream(t, "SendStreamingMessage", body)
 
 	// Read a few chunks, then reload with a new card description.
 	var events []map[string]any
@@ -217,7 +217,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 		t.Errorf("events missing from the stream: tool started %v, tool completed %v, usage %v, assistant final %v", toolStarted, toolCompleted, usage, assistantFinal)
 	}
 
-	res, rpcErr := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": taskID}, harness.Client(opsClient))
+	res, rpcErr := harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": taskID}, harness.Client(opsClient))
 	if rpcErr != nil || bkStr(res, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || bkStr(res, "status", "message", "parts", 0, "text") != answer {
 		t.Fatalf("GetTask after the reload: %v %v", res, rpcErr)
 	}

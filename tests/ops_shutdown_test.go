@@ -36,7 +36,7 @@ func opsStartTurn(t *testing.T, url, text string, pushURL ...string) string {
 	if len(pushURL) > 0 {
 		cfg["taskPushNotificationConfig"] = map[string]any{"url": pushURL[0]}
 	}
-	res, rpcErr := harness.RPC(t, url, "", "SendMessage", map[string]any{"message": bkMessage(text, "", nil), "configuration": cfg}, harness.Client(opsClient))
+	res, rpcErr := harness.At(url).RPC(t, "SendMessage", map[string]any{"message": bkMessage(text, "", nil), "configuration": cfg}, harness.Client(opsClient))
 	id := bkStr(res, "task", "id")
 	if rpcErr != nil || id == "" {
 		t.Fatalf("SendMessage: %v %v", res, rpcErr)
@@ -47,7 +47,7 @@ func opsStartTurn(t *testing.T, url, text string, pushURL ...string) string {
 // opsTask returns a task's state and status text.
 func opsTask(t *testing.T, url, id string) (string, string) {
 	t.Helper()
-	res, rpcErr := harness.RPC(t, url, "", "GetTask", map[string]any{"id": id}, harness.Client(opsClient))
+	res, rpcErr := harness.At(url).RPC(t, "GetTask", map[string]any{"id": id}, harness.Client(opsClient))
 	if rpcErr != nil {
 		t.Fatalf("GetTask %s: %v", id, rpcErr)
 	}
@@ -72,7 +72,7 @@ func opsWaitOutput(t *testing.T, gw *harness.Gateway, s string, within time.Dura
 // task.
 func opsNewTurnDuringShutdown(t *testing.T, url string) {
 	t.Helper()
-	out, err := harness.Request("POST", url, harness.Envelope("SendMessage", map[string]any{"message": bkMessage("a new turn during shutdown", "", nil)}), harness.Client(opsClient))
+	out, err := harness.At(url).Send("POST", harness.Envelope("SendMessage", map[string]any{"message": bkMessage("a new turn during shutdown", "", nil)}), harness.Client(opsClient))
 	if err != nil {
 		return // the listener is closed: refused before any turn starts
 	}
@@ -98,7 +98,7 @@ func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
 			// (issue 33.6: the bound was 4.5s of 5s).
 			const wait = 30 * time.Second
 			gw := harness.StartGatewayWith(t, opsShutdownSite("backend echo {\n\t\tchunks 10\n\t\tdelay 150ms\n\t}"), opsShutdownOpts(wait, wait))
-			stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("streamed through the shutdown", "", nil)})
+			stream := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("streamed through the shutdown", "", nil)})
 			first, _ := stream.Next(20 * time.Second)
 			streamed := bkStr(first, "task", "id")
 			recv := newPushReceiver(t)
@@ -147,7 +147,7 @@ func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
 func TestOpsShutdownFailsTurnsPastTheGracePeriod(t *testing.T) {
 	// About 10s per turn.
 	gw := harness.StartGatewayWith(t, opsShutdownSite("backend echo {\n\t\tchunks 40\n\t\tdelay 250ms\n\t}"), opsShutdownOpts(time.Second, time.Second))
-	stream := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("a long streamed turn", "", nil)})
+	stream := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("a long streamed turn", "", nil)})
 	first, _ := stream.Next(20 * time.Second)
 	streamed := bkStr(first, "task", "id")
 	ids := []string{streamed, opsStartTurn(t, gw.URL, "a long turn"), opsStartTurn(t, gw.URL, "another long turn")}
@@ -183,7 +183,7 @@ func TestOpsShutdownFailsTurnsPastTheGracePeriod(t *testing.T) {
 			t.Errorf("task %s running at SIGTERM past the grace period: %s %q, want FAILED %q", id, state, text, agent.InterruptedMessage)
 		}
 	}
-	res, rpcErr := harness.RPC(t, gw.URL, "", "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"}, harness.Client(opsClient))
+	res, rpcErr := harness.At(gw.URL).RPC(t, "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"}, harness.Client(opsClient))
 	if rpcErr != nil || bkGet(res, "tasks", 0) != nil {
 		t.Errorf("WORKING tasks after the restart: %v %v", res, rpcErr)
 	}
@@ -202,7 +202,7 @@ func TestOpsShutdownLeavesNoProcesses(t *testing.T) {
 			var pgids []int
 			if mode == "per_context" {
 				// An idle process: its turn ended, it waits for the next one.
-				res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("count", "ops-idle", nil)}, harness.Client(opsClient))
+				res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("count", "ops-idle", nil)}, harness.Client(opsClient))
 				text := bkStr(res, "task", "status", "message", "parts", 0, "text")
 				if rpcErr != nil || !strings.HasPrefix(text, "turn 1 pid ") {
 					t.Fatalf("count: %v %v", res, rpcErr)
@@ -210,11 +210,11 @@ func TestOpsShutdownLeavesNoProcesses(t *testing.T) {
 				pgids = append(pgids, bkPID(t, text))
 			}
 			// A process in a turn (per_turn: `sleep 30` runs as its child).
-			slow, pid := bkWaitWorkingPID(t, harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "ops-slow", nil)}))
+			slow, pid := bkWaitWorkingPID(t, harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "ops-slow", nil)}))
 			pgids = append(pgids, pid)
 			if mode == "per_turn" {
 				// A process that ignores the cancel and SIGTERM.
-				_, pid := bkWaitWorkingPID(t, harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("stubborn", "ops-stubborn", nil)}))
+				_, pid := bkWaitWorkingPID(t, harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("stubborn", "ops-stubborn", nil)}))
 				pgids = append(pgids, pid)
 			}
 			for _, pg := range pgids {

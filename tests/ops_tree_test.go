@@ -47,7 +47,7 @@ func treeGateway(t *testing.T, options string) *harness.Gateway {
 func treeTurn(t *testing.T, gw *harness.Gateway) (string, int, int) {
 	t.Helper()
 	dir := t.TempDir()
-	res, rpcErr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": bkMessage("dir="+dir+";", "", nil),
+	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("dir="+dir+";", "", nil),
 		"configuration": map[string]any{"returnImmediately": true}}, harness.Client(opsClient))
 	if rpcErr != nil || res["task"] == nil {
 		t.Fatalf("SendMessage: %v %v", res, rpcErr)
@@ -104,7 +104,7 @@ func TestOpsExecTreeDiesWithGateway(t *testing.T) {
 func TestOpsExecTreeDiesWithTurn(t *testing.T) {
 	gw := treeGateway(t, "timeout 2s")
 	id, g1, g2 := treeTurn(t, gw)
-	if _, rpcErr := harness.RPC(t, gw.URL, "", "CancelTask", map[string]any{"id": id}, harness.Client(opsClient)); rpcErr != nil {
+	if _, rpcErr := harness.At(gw.URL).RPC(t, "CancelTask", map[string]any{"id": id}, harness.Client(opsClient)); rpcErr != nil {
 		t.Fatalf("CancelTask: %v", rpcErr)
 	}
 	treeGone(t, g1, "grandchild in the group, after cancel")

@@ -21,7 +21,7 @@ import (
 // resume only for a request that activates urn:caddy-a2a:stream-resume:v1.
 func TestPlainV1RequestSeesNoExtension(t *testing.T) {
 	g := protoStart(t, protoFastEcho)
-	s := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", map[string]any{"message": protoMsg("plain", "", "")}, harness.ID("s1"))
+	s := harness.At(g.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("plain", "", "")}, harness.ID("s1"))
 	evs := s.RestEvents(30 * time.Second)
 	if len(evs) < 3 || evs[0].Map["task"] == nil {
 		t.Fatalf("plain stream: %v", sseStates(evs))
@@ -35,11 +35,11 @@ func TestPlainV1RequestSeesNoExtension(t *testing.T) {
 		what string
 		r    *harness.Reply
 	}{
-		{"JSON-RPC SendMessage", harness.Call(t, g.URL, "", "SendMessage", map[string]any{"message": protoMsg("x", "", "")})},
-		{"JSON-RPC GetTask", harness.Call(t, g.URL, "", "GetTask", map[string]any{"id": taskID})},
-		{"JSON-RPC ListTasks", harness.Call(t, g.URL, "", "ListTasks", map[string]any{})},
-		{"REST GET /tasks/{id}", harness.Do(t, "GET", g.URL+"/tasks/"+taskID, "")},
-		{"REST POST /message:send", harness.Post(t, g.URL+"/message:send", mustMarshal(t, map[string]any{"message": protoMsg("y", "", "")}))},
+		{"JSON-RPC SendMessage", harness.At(g.URL).Call(t, "SendMessage", map[string]any{"message": protoMsg("x", "", "")})},
+		{"JSON-RPC GetTask", harness.At(g.URL).Call(t, "GetTask", map[string]any{"id": taskID})},
+		{"JSON-RPC ListTasks", harness.At(g.URL).Call(t, "ListTasks", map[string]any{})},
+		{"REST GET /tasks/{id}", harness.At(g.URL+"/tasks/"+taskID).Do(t, "GET", "")},
+		{"REST POST /message:send", harness.At(g.URL+"/message:send").Do(t, http.MethodPost, mustMarshal(t, map[string]any{"message": protoMsg("y", "", "")}))},
 	}
 	for _, c := range checks {
 		if c.r.StatusCode != http.StatusOK {
@@ -50,10 +50,10 @@ func TestPlainV1RequestSeesNoExtension(t *testing.T) {
 		}
 	}
 	// An unknown extension is not echoed either; a known one is.
-	if r := harness.Call(t, g.URL, "", "ListTasks", map[string]any{}, harness.Header("A2A-Extensions", "urn:example:unknown:v1")); r.Header.Get("A2A-Extensions") != "" {
+	if r := harness.At(g.URL).Call(t, "ListTasks", map[string]any{}, harness.Header("A2A-Extensions", "urn:example:unknown:v1")); r.Header.Get("A2A-Extensions") != "" {
 		t.Errorf("unknown extension echoed: %q", r.Header.Get("A2A-Extensions"))
 	}
-	if r := harness.Call(t, g.URL, "", "ListTasks", map[string]any{}, resumeExt); r.Header.Get("A2A-Extensions") != "urn:caddy-a2a:stream-resume:v1" {
+	if r := harness.At(g.URL).Call(t, "ListTasks", map[string]any{}, resumeExt); r.Header.Get("A2A-Extensions") != "urn:caddy-a2a:stream-resume:v1" {
 		t.Errorf("activated extension echo %q, want urn:caddy-a2a:stream-resume:v1", r.Header.Get("A2A-Extensions"))
 	}
 
@@ -68,7 +68,7 @@ func TestPlainV1RequestSeesNoExtension(t *testing.T) {
 		{"Last-Event-ID header", map[string]any{"id": taskID}, []harness.Option{harness.Header("Last-Event-ID", "1")}},
 		{"metadata.lastEventId", map[string]any{"id": taskID, "metadata": map[string]any{"lastEventId": "not-a-number"}}, nil},
 	} {
-		sub := harness.StreamRPC(t, g.URL, "", "SubscribeToTask", c.params, append(c.opts, harness.ID("sub"))...)
+		sub := harness.At(g.URL).Stream(t, "SubscribeToTask", c.params, append(c.opts, harness.ID("sub"))...)
 		ev, ok := sub.NextEvent(10 * time.Second)
 		if !ok || ev.Map["task"] == nil {
 			t.Errorf("plain SubscribeToTask with %s: first event %v, want the Task (no resume)", c.what, ev.Map)
@@ -76,7 +76,7 @@ func TestPlainV1RequestSeesNoExtension(t *testing.T) {
 		sub.Close()
 	}
 	// Activated, the same header resumes: event 2 first, no Task.
-	sub := harness.StreamRPC(t, g.URL, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("sub"), harness.Header("Last-Event-ID", "1"), resumeExt)
+	sub := harness.At(g.URL).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("sub"), harness.Header("Last-Event-ID", "1"), resumeExt)
 	if ev, ok := sub.NextEvent(10 * time.Second); !ok || ev.Map["task"] != nil || ev.SSEID != "2" {
 		t.Errorf("activated resume after 1: first event %q %v, want event 2", ev.SSEID, ev.Map)
 	}
@@ -103,25 +103,25 @@ func TestRequestContentType(t *testing.T) {
 	rpcBody := harness.Envelope("SendMessage", map[string]any{"message": protoMsg("ct", "", "")}, harness.ID(7))
 	restBody := mustMarshal(t, map[string]any{"message": protoMsg("ct", "", "")})
 	for _, ct := range []string{"text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded"} {
-		r := harness.Post(t, g.URL+"/", rpcBody, harness.Header("Content-Type", ct))
+		r := harness.At(g.URL+"/").Do(t, http.MethodPost, rpcBody, harness.Header("Content-Type", ct))
 		e := r.Error
 		if r.StatusCode != http.StatusOK || e == nil || e["code"] != float64(-32005) || string(mustMarshal(t, r.Doc["id"])) != "null" {
 			t.Errorf("JSON-RPC Content-Type %q: HTTP %d %s, want 200 with -32005 and id null", ct, r.StatusCode, r.Raw)
 		} else if reason, _ := pjReason(e["data"]); reason != "CONTENT_TYPE_NOT_SUPPORTED" {
 			t.Errorf("JSON-RPC Content-Type %q: reason %q, want CONTENT_TYPE_NOT_SUPPORTED", ct, reason)
 		}
-		r = harness.Post(t, g.URL+"/message:send", restBody, harness.Header("Content-Type", ct))
+		r = harness.At(g.URL+"/message:send").Do(t, http.MethodPost, restBody, harness.Header("Content-Type", ct))
 		body, _ := r.Doc["error"].(map[string]any)
 		if reason, _ := pjReason(body["details"]); r.StatusCode != http.StatusUnsupportedMediaType || reason != "CONTENT_TYPE_NOT_SUPPORTED" {
 			t.Errorf("REST Content-Type %q: HTTP %d %s, want 415 with reason CONTENT_TYPE_NOT_SUPPORTED", ct, r.StatusCode, r.Raw)
 		}
 	}
 	for _, ct := range []string{"application/a2a+json", "application/json;charset=utf-8", "Application/JSON; charset=UTF-8", ""} {
-		r := harness.Post(t, g.URL+"/", rpcBody, harness.Header("Content-Type", ct))
+		r := harness.At(g.URL+"/").Do(t, http.MethodPost, rpcBody, harness.Header("Content-Type", ct))
 		if r.StatusCode != http.StatusOK || r.Error != nil || r.Result["task"] == nil {
 			t.Errorf("JSON-RPC Content-Type %q refused: HTTP %d %s", ct, r.StatusCode, r.Raw)
 		}
-		r = harness.Post(t, g.URL+"/message:send", restBody, harness.Header("Content-Type", ct))
+		r = harness.At(g.URL+"/message:send").Do(t, http.MethodPost, restBody, harness.Header("Content-Type", ct))
 		if r.StatusCode != http.StatusOK || r.Doc["task"] == nil {
 			t.Errorf("REST Content-Type %q refused: HTTP %d %s", ct, r.StatusCode, r.Raw)
 		}

@@ -62,9 +62,17 @@ func protoStartWith(t *testing.T, o protoOpts) *protoGateway {
 // protoSite is the site's a2a block with backend.
 func protoSite(backend string) string {
 	return `a2a {
-		card {
-			name proto-agent
-			description "Echo agent for the protocol end-to-end tests."
+		` + echoCard("proto-agent", "Echo agent for the protocol end-to-end tests.") + `
+		` + backend + `
+	}`
+}
+
+// echoCard is the card block of an echo agent named name (version 1.0.0,
+// one skill "echo", text/plain output) with description.
+func echoCard(name, description string) string {
+	return `card {
+			name ` + name + `
+			description "` + description + `"
 			version 1.0.0
 			skill echo {
 				name Echo
@@ -72,9 +80,7 @@ func protoSite(backend string) string {
 				tags echo test
 			}
 			output_modes text/plain
-		}
-		` + backend + `
-	}`
+		}`
 }
 
 // writeConfig rewrites the Caddyfile with backend; it applies at the next
@@ -193,7 +199,7 @@ func protoMsg(text, contextID, taskID string) map[string]any {
 
 func (g *protoGateway) request(method, path string, body []byte, hdr map[string]string) (*http.Response, []byte) {
 	g.t.Helper()
-	r := harness.Do(g.t, method, g.URL+path, string(body), harness.Headers(hdr))
+	r := harness.At(g.URL+path).Do(g.t, method, string(body), harness.Headers(hdr))
 	return r.Response, r.Raw
 }
 
@@ -273,16 +279,28 @@ type protoSSE struct {
 // stream opens an HTTP+JSON stream (a REST route).
 func (g *protoGateway) stream(method, path string, body []byte) *protoSSE {
 	g.t.Helper()
-	return &protoSSE{Stream: harness.StreamHTTP(g.t, method, g.URL+path, string(body)), t: g.t}
+	return &protoSSE{Stream: harness.At(g.URL+path).StreamHTTP(g.t, method, string(body)), t: g.t}
 }
 
 // rpcStream opens a JSON-RPC stream with id "s1".
 func (g *protoGateway) rpcStream(method string, params any) *protoSSE {
 	g.t.Helper()
-	return &protoSSE{Stream: harness.StreamRPC(g.t, g.URL, "", method, params, harness.ID("s1")), t: g.t, rpc: true}
+	return &protoSSE{Stream: harness.At(g.URL).Stream(g.t, method, params, harness.ID("s1")), t: g.t, rpc: true}
 }
 
 func (s *protoSSE) close() { s.Close() }
+
+// streamTask starts SendStreamingMessage of a new message with text and
+// returns the stream and its first event, which must be the Task.
+func (g *protoGateway) streamTask(text string) (*protoSSE, *protoTask) {
+	g.t.Helper()
+	s := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")})
+	ev, ok := s.next()
+	if !ok || ev.Task == nil {
+		g.t.Fatal("no Task event")
+	}
+	return s, ev.Task
+}
 
 // decode checks one event (a JSON-RPC event answers id "s1" without an
 // error) and decodes its StreamResponse.
@@ -494,12 +512,8 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 
 	t.Run("CancelRunning", func(t *testing.T) {
 		g.t = t
-		s := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg("cancel me please", "", "")})
-		ev, ok := s.next()
-		if !ok || ev.Task == nil {
-			t.Fatal("no Task event")
-		}
-		id := ev.Task.ID
+		s, task := g.streamTask("cancel me please")
+		id := task.ID
 		// The turn is running (5 chunks 300ms apart: 1.5s of WORKING).
 		if !waitFor(t, 10*time.Second, func() bool { return g.getTask(id).Status.State == "TASK_STATE_WORKING" }) {
 			t.Fatalf("state before cancel %s, want WORKING", g.getTask(id).Status.State)
@@ -527,7 +541,7 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 			t.Errorf("second CancelTask: %s %s", again.ID, again.Status.State)
 		}
 		// The context takes new messages.
-		next := g.send(map[string]any{"message": protoMsg("after cancel", ev.Task.ContextID, "")})
+		next := g.send(map[string]any{"message": protoMsg("after cancel", task.ContextID, "")})
 		if next.Status.State != "TASK_STATE_INPUT_REQUIRED" {
 			t.Errorf("new message after cancel: %s %q", next.Status.State, next.Status.Message.text())
 		}
@@ -573,7 +587,7 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 		if task.Status.State != "TASK_STATE_FAILED" {
 			t.Fatalf("empty message: %s", task.Status.State)
 		}
-		r := harness.Call(t, g.URL, "", "SubscribeToTask", map[string]any{"id": task.ID}, harness.ID(3))
+		r := harness.At(g.URL).Call(t, "SubscribeToTask", map[string]any{"id": task.ID}, harness.ID(3))
 		resp, b := r.Response, r.Raw
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(b), `"code":-32004`) {
 			t.Errorf("subscribe to terminal: %q %s", resp.Header.Get("Content-Type"), b)
@@ -582,13 +596,9 @@ func TestProtocolCancelAndSubscribe(t *testing.T) {
 
 	t.Run("DisconnectDoesNotCancel", func(t *testing.T) {
 		g.t = t
-		s := g.rpcStream("SendStreamingMessage", map[string]any{"message": protoMsg("keep going", "", "")})
-		ev, ok := s.next()
-		if !ok || ev.Task == nil {
-			t.Fatal("no Task event")
-		}
+		s, task := g.streamTask("keep going")
 		s.close()
-		got := g.waitState(ev.Task.ID, "TASK_STATE_INPUT_REQUIRED", 10*time.Second)
+		got := g.waitState(task.ID, "TASK_STATE_INPUT_REQUIRED", 10*time.Second)
 		if got.Status.Message.text() != "Echo: keep going" {
 			t.Errorf("answer %q", got.Status.Message.text())
 		}

@@ -65,7 +65,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 
 	// SendMessage with message_id, context_id, role 1, media_type and
 	// return_immediately: the slow turn is still running when it answers.
-	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(`{"message":{"message_id":"pj-m1","context_id":"`+ctxID+`","role":1,
+	res, rerr := harness.At(gw.URL).RPC(t, "SendMessage", json.RawMessage(`{"message":{"message_id":"pj-m1","context_id":"`+ctxID+`","role":1,
 		"parts":[{"text":"snake case","media_type":"text/plain"}],"metadata":{"user_key":{"nested_key":"v"}}},
 		"configuration":{"return_immediately":true,"accepted_output_modes":["text/plain"]}}`))
 	if rerr != nil {
@@ -83,24 +83,24 @@ func TestProtoJSONFieldNames(t *testing.T) {
 
 	// An inline push config, all in proto names (configuration →
 	// task_push_notification_config → authentication).
-	res, rerr = harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(`{"message":{"message_id":"pj-m2","role":"ROLE_USER","parts":[{"text":"x"}]},
+	res, rerr = harness.At(gw.URL).RPC(t, "SendMessage", json.RawMessage(`{"message":{"message_id":"pj-m2","role":"ROLE_USER","parts":[{"text":"x"}]},
 		"configuration":{"return_immediately":true,"task_push_notification_config":{"url":"http://127.0.0.1:9/inline","token":"tok",
 		"authentication":{"scheme":"Bearer","credentials":"c"}}}}`))
 	if rerr != nil {
 		t.Fatalf("snake inline push config: %v", rerr)
 	}
 	inline, _ := res["task"].(map[string]any)
-	got, rerr := harness.RPC(t, gw.URL, "", "GetTaskPushNotificationConfig", json.RawMessage(fmt.Sprintf(`{"task_id":%q,"id":%q}`, inline["id"], inline["id"])))
+	got, rerr := harness.At(gw.URL).RPC(t, "GetTaskPushNotificationConfig", json.RawMessage(fmt.Sprintf(`{"task_id":%q,"id":%q}`, inline["id"], inline["id"])))
 	if rerr != nil || got["url"] != "http://127.0.0.1:9/inline" || got["token"] != "tok" {
 		t.Fatalf("inline config read back: %v %v", got, rerr)
 	}
 
 	// CreateTaskPushNotificationConfig with task_id.
-	cfg, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", json.RawMessage(`{"task_id":"`+id+`","url":"http://127.0.0.1:9/hook"}`))
+	cfg, rerr := harness.At(gw.URL).RPC(t, "CreateTaskPushNotificationConfig", json.RawMessage(`{"task_id":"`+id+`","url":"http://127.0.0.1:9/hook"}`))
 	if rerr != nil || cfg["taskId"] != id || cfg["id"] == "" {
 		t.Fatalf("CreateTaskPushNotificationConfig task_id: %v %v", cfg, rerr)
 	}
-	list, rerr := harness.RPC(t, gw.URL, "", "ListTaskPushNotificationConfigs", json.RawMessage(`{"task_id":"`+id+`","page_size":10}`))
+	list, rerr := harness.At(gw.URL).RPC(t, "ListTaskPushNotificationConfigs", json.RawMessage(`{"task_id":"`+id+`","page_size":10}`))
 	if cs, _ := list["configs"].([]any); rerr != nil || len(cs) != 1 {
 		t.Fatalf("ListTaskPushNotificationConfigs task_id: %v %v", list, rerr)
 	}
@@ -109,7 +109,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 	// in the ListTasks filter).
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		lt, rerr := harness.RPC(t, gw.URL, "", "ListTasks", json.RawMessage(`{"context_id":"`+ctxID+`","status":6,"history_length":0,"include_artifacts":false}`))
+		lt, rerr := harness.At(gw.URL).RPC(t, "ListTasks", json.RawMessage(`{"context_id":"`+ctxID+`","status":6,"history_length":0,"include_artifacts":false}`))
 		if rerr != nil {
 			t.Fatalf("ListTasks snake: %v", rerr)
 		}
@@ -127,7 +127,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 
 	// GetTask history_length 0: no history; without it, the history holds
 	// the client message (metadata keys as sent) and the answer.
-	full, rerr := harness.RPC(t, gw.URL, "", "GetTask", json.RawMessage(`{"id":"`+id+`"}`))
+	full, rerr := harness.At(gw.URL).RPC(t, "GetTask", json.RawMessage(`{"id":"`+id+`"}`))
 	hist, _ := full["history"].([]any)
 	if rerr != nil || len(hist) < 2 {
 		t.Fatalf("GetTask: %v %v", full, rerr)
@@ -138,18 +138,18 @@ func TestProtoJSONFieldNames(t *testing.T) {
 	if first["messageId"] != "pj-m1" || first["role"] != "ROLE_USER" || uk["nested_key"] != "v" {
 		t.Errorf("stored message: %v", first)
 	}
-	none, rerr := harness.RPC(t, gw.URL, "", "GetTask", json.RawMessage(`{"id":"`+id+`","history_length":0}`))
+	none, rerr := harness.At(gw.URL).RPC(t, "GetTask", json.RawMessage(`{"id":"`+id+`","history_length":0}`))
 	if rerr != nil || none["id"] != id {
 		t.Fatalf("GetTask history_length 0: %v %v", none, rerr)
 	}
 	if h, ok := none["history"]; ok {
 		t.Errorf("GetTask history_length 0 returned history %v", h)
 	}
-	r := harness.Do(t, "GET", gw.URL+"/tasks/"+id+"?history_length=0", "")
+	r := harness.At(gw.URL+"/tasks/"+id+"?history_length=0").Do(t, "GET", "")
 	if r.StatusCode != 200 || bytes.Contains(r.Raw, []byte(`"history"`)) || !bytes.Contains(r.Raw, []byte(`"contextId"`)) {
 		t.Errorf("REST GET ?history_length=0: %d %s", r.StatusCode, r.Raw)
 	}
-	r = harness.Do(t, "GET", gw.URL+"/tasks?context_id="+ctxID+"&page_size=1&history_length=1", "")
+	r = harness.At(gw.URL+"/tasks?context_id="+ctxID+"&page_size=1&history_length=1").Do(t, "GET", "")
 	var lr struct {
 		Tasks []struct {
 			ID      string `json:"id"`
@@ -161,11 +161,11 @@ func TestProtoJSONFieldNames(t *testing.T) {
 	}
 
 	// Both spellings of one field: invalid params naming the field.
-	_, rerr = harness.RPC(t, gw.URL, "", "GetTask", json.RawMessage(`{"id":"`+id+`","historyLength":1,"history_length":0}`))
+	_, rerr = harness.At(gw.URL).RPC(t, "GetTask", json.RawMessage(`{"id":"`+id+`","historyLength":1,"history_length":0}`))
 	if reason, fields := pjReason(rerr["data"]); rerr["code"] != float64(-32602) || reason != "INVALID_PARAMS" || len(fields) != 1 || fields[0] != "historyLength" {
 		t.Errorf("both spellings: %v", rerr)
 	}
-	_, rerr = harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(`{"message":{"messageId":"a","message_id":"b","role":1,"parts":[{"text":"x"}]}}`))
+	_, rerr = harness.At(gw.URL).RPC(t, "SendMessage", json.RawMessage(`{"message":{"messageId":"a","message_id":"b","role":1,"parts":[{"text":"x"}]}}`))
 	if _, fields := pjReason(rerr["data"]); len(fields) != 1 || fields[0] != "message.messageId" {
 		t.Errorf("both spellings in the message: %v", rerr)
 	}
@@ -185,11 +185,11 @@ func TestContentTypes(t *testing.T) {
 	}
 	for i, p := range parts {
 		params := fmt.Sprintf(`{"message":{"messageId":"ct-%d","role":"ROLE_USER","parts":[%s]}}`, i, p)
-		_, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(params))
+		_, rerr := harness.At(gw.URL).RPC(t, "SendMessage", json.RawMessage(params))
 		if reason, _ := pjReason(rerr["data"]); rerr["code"] != float64(-32005) || reason != "CONTENT_TYPE_NOT_SUPPORTED" {
 			t.Errorf("JSON-RPC part %s: %v", p, rerr)
 		}
-		r := harness.Post(t, gw.URL+"/message:send", params)
+		r := harness.At(gw.URL+"/message:send").Do(t, http.MethodPost, params)
 		var body struct {
 			Error struct {
 				Code    int    `json:"code"`
@@ -205,10 +205,10 @@ func TestContentTypes(t *testing.T) {
 	}
 	// Output modes the agent cannot produce.
 	params := `{"message":{"messageId":"ct-out","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":{"accepted_output_modes":["image/png"]}}`
-	if _, rerr := harness.RPC(t, gw.URL, "", "SendMessage", json.RawMessage(params)); rerr["code"] != float64(-32005) {
+	if _, rerr := harness.At(gw.URL).RPC(t, "SendMessage", json.RawMessage(params)); rerr["code"] != float64(-32005) {
 		t.Errorf("JSON-RPC acceptedOutputModes: %v", rerr)
 	}
-	if r := harness.Post(t, gw.URL+"/message:send", params); r.StatusCode != 415 {
+	if r := harness.At(gw.URL+"/message:send").Do(t, http.MethodPost, params); r.StatusCode != 415 {
 		t.Errorf("REST acceptedOutputModes: %d %s", r.StatusCode, r.Raw)
 	}
 
@@ -216,7 +216,7 @@ func TestContentTypes(t *testing.T) {
 	// application/json or application/a2a+json, with parameters.
 	var id string
 	for i, ct := range []string{"application/json", "application/a2a+json", "application/json; charset=utf-8", "application/a2a+json; charset=utf-8"} {
-		r := harness.Post(t, gw.URL+"/message:send", fmt.Sprintf(`{"message":{"messageId":"ok-%d","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, i), harness.Header("Content-Type", ct))
+		r := harness.At(gw.URL+"/message:send").Do(t, http.MethodPost, fmt.Sprintf(`{"message":{"messageId":"ok-%d","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, i), harness.Header("Content-Type", ct))
 		var res struct {
 			Task struct {
 				ID string `json:"id"`
@@ -227,17 +227,17 @@ func TestContentTypes(t *testing.T) {
 		}
 		id = res.Task.ID
 	}
-	if r := harness.Do(t, "GET", gw.URL+"/tasks/"+id, ""); r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
+	if r := harness.At(gw.URL+"/tasks/"+id).Do(t, "GET", ""); r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("GET /tasks/{id}: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if r := harness.Do(t, "GET", gw.URL+"/tasks/no-such-task", ""); r.StatusCode != 404 || r.Header.Get("Content-Type") != "application/json" {
+	if r := harness.At(gw.URL+"/tasks/no-such-task").Do(t, "GET", ""); r.StatusCode != 404 || r.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("REST error: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if r := harness.Post(t, gw.URL+"/message:send", `{}`, harness.Header("Content-Type", "text/plain")); r.StatusCode != 415 || r.Header.Get("Content-Type") != "application/json" { // RPC-15
+	if r := harness.At(gw.URL+"/message:send").Do(t, http.MethodPost, `{}`, harness.Header("Content-Type", "text/plain")); r.StatusCode != 415 || r.Header.Get("Content-Type") != "application/json" { // RPC-15
 		t.Errorf("REST wrong request type: %d %q %s", r.StatusCode, r.Header.Get("Content-Type"), r.Raw)
 	}
 	// The card keeps its registered type.
-	if r := harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", ""); r.Header.Get("Content-Type") != "application/a2a+json" {
+	if r := harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", ""); r.Header.Get("Content-Type") != "application/a2a+json" {
 		t.Errorf("card Content-Type %q", r.Header.Get("Content-Type"))
 	}
 }

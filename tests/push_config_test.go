@@ -37,12 +37,8 @@ func TestPushConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	caddyfile := filepath.Join(dir, "Caddyfile")
 	site := "http://127.0.0.1:18502 {\n a2a {\n  card {\n   name x\n  }\n  push {\n   retry_initial 5s\n   retry_max 1s\n  }\n }\n}\n"
-	if err := os.WriteFile(caddyfile, []byte(site), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := harness.Run(t, dir, "adapt", "--config", caddyfile)
+	out, err := harness.Adapt(t, site)
 	if err == nil || !strings.Contains(out, "retry_initial must not exceed retry_max") {
 		t.Fatalf("adapt accepted retry_initial above retry_max (err %v):\n%s", err, out)
 	}

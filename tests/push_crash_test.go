@@ -93,7 +93,7 @@ func sendMany(t *testing.T, gw string, n int, url string) []string {
 					"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprintf("m-%d-%d", time.Now().UnixNano(), i), "parts": []any{map[string]any{"text": "x"}}},
 					"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": url, "token": "t"}},
 				}
-				res, rerr := harness.TryRPC(gw, "", "SendMessage", params)
+				res, rerr := harness.At(gw).Try("SendMessage", params)
 				if rerr != nil {
 					failed.Store(rerr.Error())
 					return

@@ -65,15 +65,7 @@ func newPushReceiver(t *testing.T) *pushReceiver {
 }
 
 func (r *pushReceiver) hits(path string) []pushHit {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []pushHit
-	for _, h := range r.hit {
-		if h.Path == path {
-			out = append(out, h)
-		}
-	}
-	return out
+	return lockedFilter(&r.mu, &r.hit, func(h pushHit) bool { return h.Path == path })
 }
 
 // waitHits waits until path got at least n requests.
@@ -98,15 +90,7 @@ func pushSend(t *testing.T, gw string, cfg map[string]any, opts ...harness.Optio
 		"message":       map[string]any{"role": "ROLE_USER", "messageId": fmt.Sprint(time.Now().UnixNano()), "parts": []any{map[string]any{"text": "hello"}}},
 		"configuration": map[string]any{"taskPushNotificationConfig": cfg},
 	}
-	res, rerr := harness.RPC(t, gw, "", "SendMessage", params, opts...)
-	if rerr != nil {
-		t.Fatalf("SendMessage: %v", rerr)
-	}
-	task, _ := res["task"].(map[string]any)
-	if task == nil {
-		t.Fatalf("SendMessage: no task in %v", res)
-	}
-	return task
+	return harness.At(gw).SendTask(t, params, opts...)
 }
 
 func pushSite(queueBlock string) string {
@@ -177,7 +161,7 @@ func TestPushE2E(t *testing.T) {
 			}
 
 			// The config reads back with the task id as its id (PUSH-1).
-			got, rerr := harness.RPC(t, gw.URL, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
+			got, rerr := harness.At(gw.URL).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
 			if rerr != nil || got["url"] != recv.srv.URL+"/ok" || got["token"] != "tok-1" {
 				t.Fatalf("get config: %v %v", got, rerr)
 			}

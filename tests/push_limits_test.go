@@ -32,16 +32,16 @@ func TestPushUnresolvedURLAccepted(t *testing.T) {
 	}
 }`)
 	task := pushSend(t, gw.URL, map[string]any{"url": "https://" + name + "/hook", "token": "t-1"})
-	got, rerr := harness.RPC(t, gw.URL, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
+	got, rerr := harness.At(gw.URL).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": task["id"]})
 	if rerr != nil || got["url"] != "https://"+name+"/hook" {
 		t.Fatalf("inline config with an unresolved name: %v %v", got, rerr)
 	}
-	res, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": "later", "url": "https://" + name + "/later"})
+	res, rerr := harness.At(gw.URL).RPC(t, "CreateTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "id": "later", "url": "https://" + name + "/later"})
 	if rerr != nil || res["id"] != "later" {
 		t.Fatalf("create with an unresolved name: %v %v", res, rerr)
 	}
 	for _, u := range []string{"http://10.0.0.1/hook", "http://127.0.0.1/hook", "http://localhost/hook", "http://[::1]/hook"} {
-		_, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "url": u})
+		_, rerr := harness.At(gw.URL).RPC(t, "CreateTaskPushNotificationConfig", map[string]any{"taskId": task["id"], "url": u})
 		msg, _ := rerr["message"].(string)
 		if rerr == nil || fmt.Sprint(rerr["code"]) != "-32602" || !strings.Contains(msg, "must be an absolute http or https URL whose host is a public address") {
 			t.Errorf("%s: %v, want InvalidParams with the fixed reason", u, rerr)
@@ -66,22 +66,22 @@ func TestPushConfigCapE2E(t *testing.T) {
 	hook := fmt.Sprintf("http://127.0.0.1:%d/hook", closedPort(t))
 	task := pushSend(t, gw.URL, map[string]any{"url": hook})
 	id, _ := task["id"].(string)
-	if _, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "b", "url": hook}); rerr != nil {
+	if _, rerr := harness.At(gw.URL).RPC(t, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "b", "url": hook}); rerr != nil {
 		t.Fatalf("second config: %v", rerr)
 	}
-	_, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "c", "url": hook})
+	_, rerr := harness.At(gw.URL).RPC(t, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "c", "url": hook})
 	if msg, _ := rerr["message"].(string); rerr == nil || fmt.Sprint(rerr["code"]) != "-32602" || !strings.Contains(msg, "at most 2 push notification configs per task") {
 		t.Fatalf("third config: %v, want InvalidParams naming the limit", rerr)
 	}
-	if _, rerr := harness.RPC(t, gw.URL, "", "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "b", "url": hook + "?v=2"}); rerr != nil {
+	if _, rerr := harness.At(gw.URL).RPC(t, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "b", "url": hook + "?v=2"}); rerr != nil {
 		t.Fatalf("replacing config b at the cap: %v", rerr)
 	}
-	r := harness.Post(t, gw.URL+"/tasks/"+id+"/pushNotificationConfigs", `{"id":"d","url":"`+hook+`"}`)
+	r := harness.At(gw.URL+"/tasks/"+id+"/pushNotificationConfigs").Do(t, http.MethodPost, `{"id":"d","url":"`+hook+`"}`)
 	resp, body := r.Response, r.Raw
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "at most 2 push notification configs per task") {
 		t.Fatalf("REST create beyond the cap: %d %s", resp.StatusCode, body)
 	}
-	list, rerr := harness.RPC(t, gw.URL, "", "ListTaskPushNotificationConfigs", map[string]any{"taskId": id})
+	list, rerr := harness.At(gw.URL).RPC(t, "ListTaskPushNotificationConfigs", map[string]any{"taskId": id})
 	if cs, _ := list["configs"].([]any); rerr != nil || len(cs) != 2 {
 		t.Fatalf("configs stored: %v %v, want 2", list, rerr)
 	}

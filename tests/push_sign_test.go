@@ -138,7 +138,7 @@ func TestPushSignedDeliveries(t *testing.T) {
 		jwksMu.Lock()
 		defer jwksMu.Unlock()
 		if jwksCache == nil {
-			r, err := harness.Request("GET", gw.URL+"/.well-known/jwks.json", "")
+			r, err := harness.At(gw.URL+"/.well-known/jwks.json").Send("GET", "")
 			if err != nil || r.StatusCode != 200 {
 				return &jws.KeySet{}
 			}
@@ -166,7 +166,7 @@ func TestPushSignedDeliveries(t *testing.T) {
 }`, harness.Options{})
 
 	// The JWKS holds the public key only.
-	r := harness.Do(t, "GET", gw.URL+"/.well-known/jwks.json", "")
+	r := harness.At(gw.URL+"/.well-known/jwks.json").Do(t, "GET", "")
 	if r.StatusCode != 200 || jwks().Len() != 1 {
 		t.Fatalf("jwks: HTTP %d %s", r.StatusCode, r.Raw)
 	}

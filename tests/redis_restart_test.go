@@ -95,7 +95,7 @@ func (r *persistentRedis) Stop() {
 func outageCall(t *testing.T, client *http.Client, url, method string, params any, bound time.Duration) {
 	t.Helper()
 	start := time.Now()
-	r, err := harness.Request(http.MethodPost, url, harness.Envelope(method, params), harness.Client(client))
+	r, err := harness.At(url).Send(http.MethodPost, harness.Envelope(method, params), harness.Client(client))
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("%s on %s while Redis is down: %v after %v, want an answer within %v", method, url, err, took, bound)
@@ -129,10 +129,9 @@ func TestRedisRestartedMidRun(t *testing.T) {
 	// leases).
 	longPrompt := strings.Repeat("long turn ", 8)
 	r := startPersistentRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix e2e:\n\t\tinstance_lease 2s\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname restart\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, r.Addr, 2, site, harness.Options{}, "instance_lease 2s")
+	ga, gb := gws[0], gws[1]
 	a, b := ga.URL, gb.URL
 
 	// Acknowledged before the restart: three through A, three through B.
@@ -179,7 +178,7 @@ func TestRedisRestartedMidRun(t *testing.T) {
 	// short while).
 	for _, url := range []string{a, b} {
 		if !waitFor(t, 10*time.Second, func() bool {
-			_, err := harness.TryRPC(url, "", "GetTask", map[string]any{"id": before[0]})
+			_, err := harness.At(url).Try("GetTask", map[string]any{"id": before[0]})
 			return err == nil
 		}) {
 			t.Fatalf("GetTask on %s still fails 10s after Redis came back", url)
@@ -188,7 +187,7 @@ func TestRedisRestartedMidRun(t *testing.T) {
 	t.Logf("both gateways answered again %v after Redis came back", time.Since(back).Round(time.Millisecond))
 	for _, url := range []string{a, b} {
 		for _, id := range before {
-			res, rerr := harness.RPC(t, url, "", "GetTask", map[string]any{"id": id})
+			res, rerr := harness.At(url).RPC(t, "GetTask", map[string]any{"id": id})
 			if rerr != nil || res["id"] != id || harness.TaskState(res) != "TASK_STATE_INPUT_REQUIRED" {
 				t.Fatalf("GetTask %s on %s after the restart: %v %v", id, url, res, rerr)
 			}
@@ -219,11 +218,11 @@ func TestRedisRestartedMidRun(t *testing.T) {
 
 	// Live events and cancels across instances work again.
 	sa, taskID, _ := startOnA(t, a, longPrompt)
-	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	sb := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
 	if ev, ok := sb.NextEvent(30 * time.Second); !ok || ev.Map["task"] == nil {
 		t.Fatalf("SubscribeToTask on B after the restart: %v %v, want the Task", ev.Map, ok)
 	}
-	res, rerr := harness.RPC(t, b, "", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(b).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if rerr != nil || harness.TaskState(res) != "TASK_STATE_CANCELED" {
 		t.Fatalf("CancelTask on B after the restart: %v %v", res, rerr)
 	}
@@ -240,14 +239,14 @@ func TestRedisRestartedMidRun(t *testing.T) {
 
 	// A turn longer than two leases on A: B must not reap it (A's
 	// heartbeat runs again after the outage).
-	long := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(longPrompt, "", "")}, harness.ID("s2"))
+	long := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(longPrompt, "", "")}, harness.ID("s2"))
 	evs := long.RestEvents(60 * time.Second)
 	if len(evs) < 3 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("long turn on A after the restart: %v, want it to end INPUT_REQUIRED (not FAILED by B's reaper)", sseStates(evs))
 	}
 	longID := evs[0].Map["task"].(map[string]any)["id"].(string)
 	for _, url := range []string{a, b} {
-		got, rerr := harness.RPC(t, url, "", "GetTask", map[string]any{"id": longID})
+		got, rerr := harness.At(url).RPC(t, "GetTask", map[string]any{"id": longID})
 		if rerr != nil || harness.TaskState(got) != "TASK_STATE_INPUT_REQUIRED" {
 			t.Fatalf("long task on %s: %v %v", url, got, rerr)
 		}
@@ -266,13 +265,12 @@ func TestRedisRestartedMidRun(t *testing.T) {
 // final state is stored, with that state.
 func TestRedisFinalWriteDuringOutage(t *testing.T) {
 	r := startPersistentRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + r.Addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname outage\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, r.Addr, 2, site, harness.Options{})
+	ga, gb := gws[0], gws[1]
 
 	// A streaming turn of about 1.5 s: its Task event gives the id.
-	s := harness.StreamRPC(t, ga.URL, "", "SendStreamingMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")}, harness.ID("s1"))
+	s := harness.At(ga.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")}, harness.ID("s1"))
 	ev, ok := s.NextEvent(30 * time.Second)
 	if !ok || ev.Map["task"] == nil {
 		t.Fatalf("first event: %v", ev.Map)
@@ -281,7 +279,7 @@ func TestRedisFinalWriteDuringOutage(t *testing.T) {
 	// A blocking send, started while Redis is up.
 	blocking := make(chan map[string]any, 1)
 	go func() {
-		res, err := harness.TryRPC(ga.URL, "", "SendMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")})
+		res, err := harness.At(ga.URL).Try("SendMessage", map[string]any{"message": protoMsg("fifteen chars!", "", "")})
 		if err != nil {
 			t.Errorf("blocking SendMessage: %v", err)
 			blocking <- nil
@@ -292,7 +290,7 @@ func TestRedisFinalWriteDuringOutage(t *testing.T) {
 	}()
 	// Both turns run (the store lists both WORKING) before Redis goes down.
 	if !waitFor(t, 10*time.Second, func() bool {
-		res, rerr := harness.RPC(t, ga.URL, "", "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
+		res, rerr := harness.At(ga.URL).RPC(t, "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
 		tasks, _ := res["tasks"].([]any)
 		return rerr == nil && len(tasks) == 2
 	}) {
@@ -334,10 +332,10 @@ func TestRedisFinalWriteDuringOutage(t *testing.T) {
 	for _, want := range []string{id, task["id"].(string)} {
 		for _, url := range []string{ga.URL, gb.URL} {
 			if !waitFor(t, 10*time.Second, func() bool {
-				res, err := harness.TryRPC(url, "", "GetTask", map[string]any{"id": want})
+				res, err := harness.At(url).Try("GetTask", map[string]any{"id": want})
 				return err == nil && harness.TaskState(res) == "TASK_STATE_INPUT_REQUIRED"
 			}) {
-				res, err := harness.TryRPC(url, "", "GetTask", map[string]any{"id": want})
+				res, err := harness.At(url).Try("GetTask", map[string]any{"id": want})
 				t.Fatalf("task %s on %s after Redis came back: %v %v; want INPUT_REQUIRED stored", want, url, harness.TaskState(res), err)
 			}
 		}

@@ -121,7 +121,7 @@ func rrpcTaskID(t *testing.T, payload string) string {
 // hasTask reports whether gateway url stores task id (anonymous caller).
 func hasTask(t *testing.T, url, id string) bool {
 	t.Helper()
-	res, rpcErr := harness.RPC(t, url, "", "GetTask", map[string]any{"id": id})
+	res, rpcErr := harness.At(url).RPC(t, "GetTask", map[string]any{"id": id})
 	return rpcErr == nil && res != nil
 }
 
@@ -196,7 +196,7 @@ func TestRedisRPCKilledConsumerReclaimed(t *testing.T) {
 	}
 	// The turn is running on A (its task is WORKING there) when A dies.
 	if !waitFor(t, 10*time.Second, func() bool {
-		res, rerr := harness.RPC(t, a.URL, "", "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
+		res, rerr := harness.At(a.URL).RPC(t, "ListTasks", map[string]any{"status": "TASK_STATE_WORKING"})
 		tasks, _ := res["tasks"].([]any)
 		return rerr == nil && len(tasks) == 1
 	}) {

@@ -27,13 +27,11 @@ func resumeRedisGateways(t *testing.T) (a, b string) {
 func resumeRedisPair(t *testing.T) (ga, gb *harness.Gateway) {
 	t.Helper()
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	// dedupe always: the idempotent-send tests below need no header
 	// (RPC-18; the extension-activated path is in idempotent_test.go).
 	site := "a2a {\n\tcard {\n\t\tname resume\n\t}\n\tdedupe always\n\t" + protoSlowEcho + "\n}"
-	ga = harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb = harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	return ga, gb
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	return gws[0], gws[1]
 }
 
 // sseStates returns "<sse id>:<state or kind>" of every event.
@@ -61,7 +59,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	// A first turn to the end (INPUT_REQUIRED), then a second one on A
 	// canceled after its first chunk: CANCELED is terminal.
 	m := protoMsg("resume me elsewhere", "", "")
-	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
+	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
 	first := s.RestEvents(30 * time.Second)
 	if len(first) < 3 || first[0].Map["task"] == nil || eventStateOf(first[len(first)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("first turn on A: %v", sseStates(first))
@@ -70,16 +68,9 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	wantConsecutive(t, "first turn on A", sseSeqs(t, first[1:]), 1)
 	end1 := sseSeqs(t, first[1:])[len(first)-2]
 
-	s2 := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("and again", "", taskID)}, harness.ID("s2"))
-	var second []harness.Event
-	for len(second) < 3 { // Task, WORKING, the first chunk
-		ev, ok := s2.NextEvent(30 * time.Second)
-		if !ok {
-			t.Fatalf("second turn on A ended after %v", sseStates(second))
-		}
-		second = append(second, ev)
-	}
-	if _, rerr := harness.RPC(t, a, "", "CancelTask", map[string]any{"id": taskID}); rerr != nil {
+	s2 := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("and again", "", taskID)}, harness.ID("s2"))
+	second := s2.Take(3, 30*time.Second) // Task, WORKING, the first chunk
+	if _, rerr := harness.At(a).RPC(t, "CancelTask", map[string]any{"id": taskID}); rerr != nil {
 		t.Fatalf("CancelTask on A: %v", rerr)
 	}
 	second = append(second, s2.RestEvents(30*time.Second)...)
@@ -91,7 +82,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	onA := append(append([]harness.Event(nil), first[1:]...), second[1:]...)
 
 	// B, after the turn: Last-Event-ID 2 replays A's events 3… and ends.
-	r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r1"), harness.Header("Last-Event-ID", "2"), resumeExt)
+	r := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r1"), harness.Header("Last-Event-ID", "2"), resumeExt)
 	replay := r.RestEvents(30 * time.Second)
 	if got, want := sseStates(replay), sseStates(onA[2:]); !slices.Equal(got, want) {
 		t.Fatalf("replay on B after 2:\n got %v\nwant %v (A's events after 2, then the end)", got, want)
@@ -100,7 +91,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 	// one included (nothing to replay: the stream just ends).
 	last := seqs2[len(seqs2)-1]
 	for _, after := range []uint64{0, end1, last} {
-		r := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r2"), harness.Header("Last-Event-ID", fmt.Sprint(after)), resumeExt)
+		r := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("r2"), harness.Header("Last-Event-ID", fmt.Sprint(after)), resumeExt)
 		got := r.RestEvents(30 * time.Second)
 		if want := sseStates(onA[after:]); !slices.Equal(sseStates(got), want) {
 			t.Fatalf("replay on B after %d: %v, want %v", after, sseStates(got), want)
@@ -113,14 +104,14 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 // subscription on B from before B's turn replays A's events too.
 func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
-	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("one", "", "")}, harness.ID("s1"))
+	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("one", "", "")}, harness.ID("s1"))
 	first := s.RestEvents(30 * time.Second)
 	if len(first) < 3 || first[0].Map["task"] == nil {
 		t.Fatalf("first turn on A: %v", sseStates(first))
 	}
 	taskID := first[0].Map["task"].(map[string]any)["id"].(string)
 	end1 := sseSeqs(t, first[1:])[len(first)-2]
-	s2 := harness.StreamRPC(t, b, "", "SendStreamingMessage", map[string]any{"message": protoMsg("two", "", taskID)}, harness.ID("s2"))
+	s2 := harness.At(b).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("two", "", taskID)}, harness.ID("s2"))
 	second := s2.RestEvents(30 * time.Second)
 	if len(second) < 3 || eventStateOf(second[len(second)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("second turn on B: %v", sseStates(second))
@@ -128,7 +119,7 @@ func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
 	wantConsecutive(t, "second turn on B (numbered on from A's turn)", sseSeqs(t, second[1:]), end1+1)
 	// B replays both turns from 1 (the task at rest: the replay, then the
 	// stream waits for a next turn, so it is read up to the last event).
-	h := harness.StreamHTTP(t, "GET", b+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"), resumeExt)
+	h := harness.At(b+"/tasks/"+taskID+":subscribe").StreamHTTP(t, "GET", "", harness.Header("Last-Event-ID", "1"), resumeExt)
 	want := sseStates(append(append([]harness.Event(nil), first[2:]...), second[1:]...))
 	var got []harness.Event
 	for len(got) < len(want) {
@@ -152,11 +143,11 @@ func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
 func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
 	m := protoMsg("only once, anywhere", "", "")
-	orig := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s0")).RestEvents(30 * time.Second)
+	orig := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s0")).RestEvents(30 * time.Second)
 	if len(orig) == 0 || orig[0].Map["task"] == nil {
 		t.Fatalf("first send on A: %v", sseStates(orig))
 	}
-	res, rerr := harness.RPC(t, a, "", "GetTask", map[string]any{"id": orig[0].Map["task"].(map[string]any)["id"]})
+	res, rerr := harness.At(a).RPC(t, "GetTask", map[string]any{"id": orig[0].Map["task"].(map[string]any)["id"]})
 	if rerr != nil {
 		t.Fatalf("GetTask on A: %v", rerr)
 	}
@@ -173,7 +164,7 @@ func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
 			t.Fatalf("ListTasks: %d tasks after a resend, want 1 (one turn)", total)
 		}
 	}
-	s := harness.StreamRPC(t, b, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
+	s := harness.At(b).Stream(t, "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
 	evs := s.RestEvents(30 * time.Second)
 	if len(evs) < 2 || eventStateOf(evs[len(evs)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("streaming resend on B: %v, want A's turn ending INPUT_REQUIRED", sseStates(evs))
@@ -185,7 +176,7 @@ func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
 		}
 	}
 	other := map[string]any{"messageId": m["messageId"], "role": "ROLE_USER", "parts": []any{map[string]any{"text": "something else"}}}
-	if _, rerr := harness.RPC(t, b, "", "SendMessage", map[string]any{"message": other}); rerr == nil || rerr["code"] != float64(-32602) {
+	if _, rerr := harness.At(b).RPC(t, "SendMessage", map[string]any{"message": other}); rerr == nil || rerr["code"] != float64(-32602) {
 		t.Fatalf("same messageId, other body on B: %v, want -32602", rerr)
 	}
 	if _, total, _ := scaleList(t, b, map[string]any{}); total != 1 {
@@ -203,7 +194,7 @@ func TestRedisResendWhileTurnRunsElsewhere(t *testing.T) {
 	m := protoMsg("only once, while it runs", "", "")
 	firstDone := make(chan map[string]any, 1)
 	go func() {
-		res, rerr := harness.RPC(t, a, "", "SendMessage", map[string]any{"message": m})
+		res, rerr := harness.At(a).RPC(t, "SendMessage", map[string]any{"message": m})
 		if rerr != nil {
 			t.Errorf("first send on A: %v", rerr)
 			firstDone <- nil
@@ -225,7 +216,7 @@ func TestRedisResendWhileTurnRunsElsewhere(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s := harness.StreamRPC(t, b, "", "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
+	s := harness.At(b).Stream(t, "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s1"))
 	again := scaleSend(t, b, m)
 	if st := harness.TaskState(again); st != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("blocking resend on B answered %s while A's turn ran; want the turn's end (INPUT_REQUIRED)", st)

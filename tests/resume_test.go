@@ -54,16 +54,10 @@ func eventStateOf(ev harness.Event) string {
 func TestStreamResumeLastEventID(t *testing.T) {
 	g := protoStart(t, protoSlowEcho)
 	params := map[string]any{"message": protoMsg("resume me", "", "")}
-	s := harness.StreamRPC(t, g.URL, "", "SendStreamingMessage", params, harness.ID("s1"))
-	var head []harness.Event
-	for len(head) < 3 { // Task, WORKING, the first chunk
-		ev, ok := s.NextEvent(30 * time.Second)
-		if !ok {
-			t.Fatalf("stream ended after %d events", len(head))
-		}
-		head = append(head, ev)
-	}
-	s.Close() // cut after event 2
+	s := harness.At(g.URL).Stream(t, "SendStreamingMessage", params, harness.ID("s1"))
+	head := s.Take(3, 30*time.Second) // Task, WORKING, the first chunk
+	// Cut after event 2.
+	s.Close()
 	seqs := sseSeqs(t, head)
 	if seqs[0] != 0 || head[0].Map["task"] == nil {
 		t.Fatalf("first event: SSE id %d %v, want the Task with id 0", seqs[0], head[0].Map)
@@ -72,7 +66,7 @@ func TestStreamResumeLastEventID(t *testing.T) {
 	taskID := head[0].Map["task"].(map[string]any)["id"].(string)
 
 	// JSON-RPC reconnect with the Last-Event-ID header: 3…, live to the end.
-	r := harness.StreamRPC(t, g.URL, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("s1"), harness.Header("Last-Event-ID", "2"), resumeExt)
+	r := harness.At(g.URL).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("s1"), harness.Header("Last-Event-ID", "2"), resumeExt)
 	rest := r.RestEvents(30 * time.Second)
 	if len(rest) == 0 {
 		t.Fatal("resumed stream carried no event")
@@ -87,7 +81,7 @@ func TestStreamResumeLastEventID(t *testing.T) {
 
 	// REST reconnect on the task at rest: the stored events after 1, then
 	// the stream waits for a follow-up turn (RPC-11).
-	h := harness.StreamHTTP(t, "GET", g.URL+"/tasks/"+taskID+":subscribe", "", harness.Header("Last-Event-ID", "1"), resumeExt)
+	h := harness.At(g.URL+"/tasks/"+taskID+":subscribe").StreamHTTP(t, "GET", "", harness.Header("Last-Event-ID", "1"), resumeExt)
 	var replay []harness.Event
 	for uint64(len(replay)) < end-1 {
 		ev, ok := h.NextEvent(30 * time.Second)
@@ -100,7 +94,7 @@ func TestStreamResumeLastEventID(t *testing.T) {
 	wantConsecutive(t, "resumed REST stream", sseSeqs(t, replay), 2)
 
 	// The card advertises the extension with its log size.
-	card := harness.Do(t, "GET", g.URL+"/.well-known/agent-card.json", "").JSON(t)
+	card := harness.At(g.URL+"/.well-known/agent-card.json").Do(t, "GET", "").JSON(t)
 	caps, _ := card["capabilities"].(map[string]any)
 	exts, _ := caps["extensions"].([]any)
 	found := false

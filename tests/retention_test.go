@@ -77,7 +77,7 @@ func oldArtifact(t *testing.T, dir string) string {
 
 func listTotal(t *testing.T, url string) float64 {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, "", "ListTasks", map[string]any{"pageSize": 1})
+	res, rerr := harness.At(url).RPC(t, "ListTasks", map[string]any{"pageSize": 1})
 	if rerr != nil {
 		t.Fatalf("ListTasks: %v", rerr)
 	}
@@ -104,7 +104,7 @@ func TestRetentionGateway(t *testing.T) {
 }
 metrics /metrics`, harness.Options{Global: "a2a {\n\tdata_dir " + data + "\n\tretention {\n\t\ttasks 30d\n\t\tcontexts 7d\n\t\tdead_letters 14d\n\t\tinterval 1s\n\t}\n}"})
 	// A running turn (6 s) and a finished one, both fresh.
-	res, rerr := harness.RPC(t, gw.URL+"/", "", "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-run", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "slow"}}}, "configuration": map[string]any{"returnImmediately": true}})
+	res, rerr := harness.At(gw.URL+"/").RPC(t, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-run", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "slow"}}}, "configuration": map[string]any{"returnImmediately": true}})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
@@ -117,14 +117,14 @@ metrics /metrics`, harness.Options{Global: "a2a {\n\tdata_dir " + data + "\n\tre
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if got, _ := harness.RPC(t, gw.URL+"/", "", "GetTask", map[string]any{"id": running}); bkStr(got, "id") != running {
+	if got, _ := harness.At(gw.URL+"/").RPC(t, "GetTask", map[string]any{"id": running}); bkStr(got, "id") != running {
 		t.Fatalf("the running task was pruned")
 	}
 	// The pass goes on with the files, then counts.
 	for {
 		_, ierr := os.Stat(filepath.Join(data, "inputs", "old-000000"))
 		_, aerr := os.Stat(art)
-		m := harness.Do(t, "GET", gw.URL+"/metrics", "")
+		m := harness.At(gw.URL+"/metrics").Do(t, "GET", "")
 		counted := strings.Contains(string(m.Raw), `caddy_a2a_pruned_total{kind="tasks"} 20000`) && strings.Contains(string(m.Raw), `caddy_a2a_pruned_total{kind="artifacts"} 1`)
 		if os.IsNotExist(ierr) && os.IsNotExist(aerr) && counted {
 			break
@@ -209,7 +209,7 @@ func TestRetentionRedisGateways(t *testing.T) {
 		global := "a2a {\n\tdata_dir " + data + "\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix ret:\n\t}\n\tretention {\n\t\ttasks 30d\n\t\tinterval 1s\n\t\tbatch 200\n\t}\n}"
 		gws = append(gws, harness.StartGatewayWith(t, "a2a {\n\tcard {\n\t\tname retention\n\t}\n\tbackend echo\n}", harness.Options{Global: global}))
 	}
-	if _, rerr := harness.RPC(t, gws[0].URL+"/", "", "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-fresh", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "fresh"}}}}); rerr != nil {
+	if _, rerr := harness.At(gws[0].URL+"/").RPC(t, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m-fresh", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "fresh"}}}}); rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}
 	deadline := time.Now().Add(60 * time.Second)

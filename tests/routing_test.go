@@ -43,7 +43,7 @@ func TestUnknownPathNotFound(t *testing.T) {
 	}
 
 	// A task made without a tenant is not reachable under one.
-	res, rerr := harness.RPC(t, gw.URL, "", "SendMessage", map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": "m1", "parts": []any{map[string]any{"text": "hi"}}}})
+	res, rerr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": "m1", "parts": []any{map[string]any{"text": "hi"}}}})
 	task, _ := res["task"].(map[string]any)
 	if rerr != nil || task == nil {
 		t.Fatalf("SendMessage: %v %v", res, rerr)
@@ -53,7 +53,7 @@ func TestUnknownPathNotFound(t *testing.T) {
 	if resp.StatusCode != 404 || !strings.Contains(string(body), "TASK_NOT_FOUND") || strings.Contains(string(body), id+`","contextId`) {
 		t.Fatalf("GET /acme/tasks/{id}: %d %s", resp.StatusCode, body)
 	}
-	_, rerr = harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"tenant": "acme", "id": id})
+	_, rerr = harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"tenant": "acme", "id": id})
 	if rerr == nil || rerr["code"] != float64(-32001) {
 		t.Fatalf("GetTask with tenant acme: %v", rerr)
 	}

@@ -16,26 +16,13 @@ import (
 func scaleGateways(t *testing.T, n int) []*harness.Gateway {
 	t.Helper()
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname scale\n\t}\n\tbackend echo {\n\t\tchunks 1\n\t}\n}"
-	var gws []*harness.Gateway
-	for range n {
-		gws = append(gws, harness.StartGatewayWith(t, site, harness.Options{Global: global}))
-	}
-	return gws
+	return harness.StartRedisGateways(t, addr, n, site, harness.Options{})
 }
 
 func scaleSend(t *testing.T, url string, msg map[string]any) map[string]any {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, "", "SendMessage", map[string]any{"message": msg})
-	if rerr != nil {
-		t.Fatalf("SendMessage: %v", rerr)
-	}
-	task, _ := res["task"].(map[string]any)
-	if task == nil {
-		t.Fatalf("SendMessage: no task in %v", res)
-	}
-	return task
+	return harness.At(url).SendTask(t, map[string]any{"message": msg})
 }
 
 func scaleMsg(text, contextID, taskID string) map[string]any {
@@ -51,7 +38,7 @@ func scaleMsg(text, contextID, taskID string) map[string]any {
 
 func scaleList(t *testing.T, url string, params map[string]any) (ids []string, total int, next string) {
 	t.Helper()
-	res, rerr := harness.RPC(t, url, "", "ListTasks", params)
+	res, rerr := harness.At(url).RPC(t, "ListTasks", params)
 	if rerr != nil {
 		t.Fatalf("ListTasks %v: %v", params, rerr)
 	}
@@ -112,12 +99,12 @@ func TestScaleOutRedisStore(t *testing.T) {
 
 	// GetTask through B.
 	for _, id := range all {
-		res, rerr := harness.RPC(t, b, "", "GetTask", map[string]any{"id": id})
+		res, rerr := harness.At(b).RPC(t, "GetTask", map[string]any{"id": id})
 		if rerr != nil || res["id"] != id || harness.TaskState(res) != "TASK_STATE_INPUT_REQUIRED" {
 			t.Fatalf("GetTask %s on B: %v %v", id, res, rerr)
 		}
 	}
-	if _, rerr := harness.RPC(t, b, "", "GetTask", map[string]any{"id": "no-such-task"}); rerr == nil {
+	if _, rerr := harness.At(b).RPC(t, "GetTask", map[string]any{"id": "no-such-task"}); rerr == nil {
 		t.Fatal("GetTask of an unknown id on B succeeded")
 	}
 
@@ -172,7 +159,7 @@ func TestScaleOutRedisStore(t *testing.T) {
 	if cont["id"] != first || harness.TaskState(cont) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("follow-up on B: %v", cont)
 	}
-	res, rerr := harness.RPC(t, a, "", "GetTask", map[string]any{"id": first})
+	res, rerr := harness.At(a).RPC(t, "GetTask", map[string]any{"id": first})
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
@@ -207,7 +194,7 @@ func TestScaleOutPushRedisStore(t *testing.T) {
 	if su, _ := first.Body["statusUpdate"].(map[string]any); su == nil || su["taskId"] != id || first.Token != "tok-1" {
 		t.Fatalf("first delivery: %+v", first)
 	}
-	got, rerr := harness.RPC(t, b.URL, "", "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": id})
+	got, rerr := harness.At(b.URL).RPC(t, "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": id})
 	if rerr != nil || got["url"] != recv.srv.URL+"/ok" || got["token"] != "tok-1" {
 		t.Fatalf("config through B: %v %v", got, rerr)
 	}

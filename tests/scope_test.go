@@ -38,7 +38,7 @@ func scopeSites(extra string) string {
 // scopeCall sends one JSON-RPC call to host with token and decodes the reply.
 func scopeCall(t *testing.T, g *harness.Gateway, host, token, method string, params any) map[string]any {
 	t.Helper()
-	return harness.Call(t, "http://"+host+":"+strings.TrimPrefix(g.Addr, "127.0.0.1:")+"/", token, method, params).JSON(t)
+	return harness.At("http://"+host+":"+strings.TrimPrefix(g.Addr, "127.0.0.1:")+"/", harness.Bearer(token)).Call(t, method, params).JSON(t)
 }
 
 // TestOwnerScopeSeparatesSites: two sites on one data directory whose

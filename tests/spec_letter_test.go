@@ -130,10 +130,10 @@ func TestVersionNegotiation(t *testing.T) {
 		})
 	}
 	// The query parameter stands for the header on HTTP.
-	if r := harness.Do(t, "GET", gw.URL+"/tasks?A2A-Version=1.1", "", harness.Bearer(etAlice), harness.Header("A2A-Version", "")); r.StatusCode != 400 {
+	if r := harness.At(gw.URL+"/tasks?A2A-Version=1.1").Do(t, "GET", "", harness.Bearer(etAlice), harness.Header("A2A-Version", "")); r.StatusCode != 400 {
 		t.Errorf("?A2A-Version=1.1: HTTP %d %s, want 400", r.StatusCode, r.Raw)
 	}
-	if r := harness.Do(t, "GET", gw.URL+"/tasks?A2A-Version=1.0.2", "", harness.Bearer(etAlice), harness.Header("A2A-Version", "")); r.StatusCode != 200 {
+	if r := harness.At(gw.URL+"/tasks?A2A-Version=1.0.2").Do(t, "GET", "", harness.Bearer(etAlice), harness.Header("A2A-Version", "")); r.StatusCode != 200 {
 		t.Errorf("?A2A-Version=1.0.2: HTTP %d %s, want 200", r.StatusCode, r.Raw)
 	}
 }
@@ -155,9 +155,9 @@ func etWantVersionError(t *testing.T, where string, code any, details any) {
 // "required arrays" choice).
 func TestRESTStatusQuerySpellings(t *testing.T) {
 	gw := startErrorTableGateway(t)
-	res, _ := harness.RPC(t, gw.URL, etAlice, "SendMessage", etMsg("complete"))
+	res, _ := harness.At(gw.URL, harness.Bearer(etAlice)).RPC(t, "SendMessage", etMsg("complete"))
 	completed := sentTaskID(res)
-	res, _ = harness.RPC(t, gw.URL, etAlice, "SendMessage", etMsg("open"))
+	res, _ = harness.At(gw.URL, harness.Bearer(etAlice)).RPC(t, "SendMessage", etMsg("open"))
 	open := sentTaskID(res)
 	if completed == "" || open == "" {
 		t.Fatalf("tasks %q %q", completed, open)
@@ -169,7 +169,7 @@ func TestRESTStatusQuerySpellings(t *testing.T) {
 	want := map[string]string{"TASK_STATE_COMPLETED": completed, "TASK_STATE_INPUT_REQUIRED": open}
 	for state, list := range spellings {
 		for _, q := range list {
-			r := harness.Do(t, "GET", gw.URL+"/tasks?status="+q, "", harness.Bearer(etAlice))
+			r := harness.At(gw.URL+"/tasks?status="+q).Do(t, "GET", "", harness.Bearer(etAlice))
 			var page struct {
 				Tasks []struct {
 					ID     string `json:"id"`
@@ -188,13 +188,13 @@ func TestRESTStatusQuerySpellings(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"bogus", "task_state_", "99", "working%20x"} {
-		r := harness.Do(t, "GET", gw.URL+"/tasks?status="+bad, "", harness.Bearer(etAlice))
+		r := harness.At(gw.URL+"/tasks?status="+bad).Do(t, "GET", "", harness.Bearer(etAlice))
 		if r.StatusCode != 400 || !strings.Contains(string(r.Raw), `"INVALID_PARAMS"`) || !strings.Contains(string(r.Raw), `"field":"status"`) {
 			t.Errorf("status=%s: HTTP %d %s, want 400 INVALID_PARAMS naming status", bad, r.StatusCode, r.Raw)
 		}
 	}
 	// An empty page keeps its required member.
-	r := harness.Do(t, "GET", gw.URL+"/tasks?status=rejected", "", harness.Bearer(etAlice))
+	r := harness.At(gw.URL+"/tasks?status=rejected").Do(t, "GET", "", harness.Bearer(etAlice))
 	if r.StatusCode != 200 || !strings.Contains(string(r.Raw), `"tasks":[]`) {
 		t.Errorf("empty page: HTTP %d %s, want \"tasks\":[]", r.StatusCode, r.Raw)
 	}
@@ -210,14 +210,14 @@ func TestCancelIdempotent(t *testing.T) {
 	defer cancel()
 	cancels := map[string]func(id string) (state, timestamp, msgID string){
 		bJSONRPC: func(id string) (string, string, string) {
-			res, rerr := harness.RPC(t, gw.URL, etAlice, "CancelTask", map[string]any{"id": id})
+			res, rerr := harness.At(gw.URL, harness.Bearer(etAlice)).RPC(t, "CancelTask", map[string]any{"id": id})
 			if rerr != nil {
 				t.Fatalf("JSON-RPC CancelTask: %v", rerr)
 			}
 			return etStatusOf(res)
 		},
 		bREST: func(id string) (string, string, string) {
-			r := harness.Post(t, gw.URL+"/tasks/"+id+":cancel", "{}", harness.Bearer(etAlice))
+			r := harness.At(gw.URL+"/tasks/"+id+":cancel").Do(t, http.MethodPost, "{}", harness.Bearer(etAlice))
 			if r.StatusCode != 200 {
 				t.Fatalf("HTTP+JSON cancel: HTTP %d %s", r.StatusCode, r.Raw)
 			}
@@ -234,7 +234,7 @@ func TestCancelIdempotent(t *testing.T) {
 	}
 	for _, b := range []string{bJSONRPC, bREST, bGRPC} {
 		t.Run(b, func(t *testing.T) {
-			res, _ := harness.RPC(t, gw.URL, etAlice, "SendMessage", etMsg("to cancel"))
+			res, _ := harness.At(gw.URL, harness.Bearer(etAlice)).RPC(t, "SendMessage", etMsg("to cancel"))
 			id := sentTaskID(res)
 			s1, ts1, m1 := cancels[b](id)
 			s2, ts2, m2 := cancels[b](id)
@@ -267,7 +267,7 @@ func etStatusOf(task map[string]any) (state, timestamp, msgID string) {
 func TestExtendedCardCaching(t *testing.T) {
 	gw := startErrorTableGateway(t)
 	get := func(opts ...harness.Option) *harness.Reply {
-		return harness.Do(t, "GET", gw.URL+"/extendedAgentCard", "", append([]harness.Option{harness.Bearer(etAlice)}, opts...)...)
+		return harness.At(gw.URL+"/extendedAgentCard").Do(t, "GET", "", append([]harness.Option{harness.Bearer(etAlice)}, opts...)...)
 	}
 	r := get()
 	etag := r.Header.Get("Etag")
@@ -302,7 +302,7 @@ func TestExtendedCardCaching(t *testing.T) {
 		t.Errorf("anonymous: HTTP %d ETag %q", anon.StatusCode, anon.Header.Get("Etag"))
 	}
 	// JSON-RPC GetExtendedAgentCard answers the same card.
-	res, rerr := harness.RPC(t, gw.URL, etAlice, "GetExtendedAgentCard", map[string]any{})
+	res, rerr := harness.At(gw.URL, harness.Bearer(etAlice)).RPC(t, "GetExtendedAgentCard", map[string]any{})
 	if rerr != nil || res["name"] != "et" {
 		t.Errorf("JSON-RPC GetExtendedAgentCard: %v %v", res, rerr)
 	}

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,27 +54,9 @@ type stdioProc struct {
 	lines  chan string // stdout lines, in order
 	mu     sync.Mutex
 	all    []string // every stdout line
-	stderr *lockedBuffer
+	stderr *harness.SyncBuffer
 	exited chan struct{}
 	err    error // the exit error, once exited
-}
-
-// lockedBuffer is a goroutine-safe bytes.Buffer.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startStdio runs `caddy a2a stdio --config <dir>/Caddyfile args…`.
@@ -84,7 +65,7 @@ func startStdio(t *testing.T, dir string, args ...string) *stdioProc {
 	cmd := exec.Command(harness.Binary(t), append([]string{"a2a", "stdio", "--config", filepath.Join(dir, "Caddyfile")}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = harness.Env(dir)
-	p := &stdioProc{t: t, cmd: cmd, lines: make(chan string, 10000), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &stdioProc{t: t, cmd: cmd, lines: make(chan string, 10000), stderr: &harness.SyncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -138,14 +119,7 @@ func (p *stdioProc) send(line string) {
 
 // stdioReply is one stdout line.
 type stdioReply struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
+	rpcResponse
 	Final bool `json:"final"`
 }
 
@@ -204,6 +178,17 @@ func (p *stdioProc) wait(within time.Duration) int {
 		p.t.Fatalf("wait: %v", p.err)
 	}
 	return 0
+}
+
+// wantCleanExit fails unless code (what wait or closeAndWait returned) is
+// 0 and every stdout line is a JSON-RPC 2.0 object; what says when the
+// exit came (" after EOF"), for the message.
+func (p *stdioProc) wantCleanExit(code int, what string) {
+	p.t.Helper()
+	if code != 0 {
+		p.t.Fatalf("exit code %d%s, want 0", code, what)
+	}
+	p.checkAllJSON()
 }
 
 // checkAllJSON fails unless every stdout line is a JSON-RPC 2.0 object.
@@ -349,10 +334,7 @@ func TestStdioCarrier(t *testing.T) {
 		t.Fatalf("CancelTask answered %s, the stream ended %s; want both CANCELED", canceled.Status.State, state)
 	}
 
-	if code := p.closeAndWait(30 * time.Second); code != 0 {
-		t.Fatalf("exit code %d after EOF, want 0", code)
-	}
-	p.checkAllJSON()
+	p.wantCleanExit(p.closeAndWait(30*time.Second), " after EOF")
 	if !strings.Contains(p.stderr.String(), "serving A2A JSON-RPC on stdin/stdout") {
 		t.Fatalf("stderr lacks the start log line:\n%s", p.stderr.String())
 	}
@@ -368,10 +350,7 @@ func TestStdioCarrier(t *testing.T) {
 	if c := stdioTask(t, p2.nextFor("2", nil)); c.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("second run: canceled task is %s", c.Status.State)
 	}
-	if code := p2.closeAndWait(30 * time.Second); code != 0 {
-		t.Fatalf("second run: exit code %d after EOF, want 0", code)
-	}
-	p2.checkAllJSON()
+	p2.wantCleanExit(p2.closeAndWait(30*time.Second), " after EOF (second run)")
 }
 
 // XPORT-4, OPS-3: at EOF a blocking SendMessage already read is still
@@ -389,10 +368,7 @@ func TestStdioEOFAnswersPendingRequest(t *testing.T) {
 	if task.Status.State != a2a.TaskStateFailed {
 		t.Fatalf("pending SendMessage after EOF: %s, want FAILED (interrupted by the drain)", task.Status.State)
 	}
-	if code := p.wait(30 * time.Second); code != 0 {
-		t.Fatalf("exit code %d, want 0", code)
-	}
-	p.checkAllJSON()
+	p.wantCleanExit(p.wait(30*time.Second), "")
 }
 
 // XPORT-4, OPS-3: SIGTERM is a shutdown: the open stream ends (FAILED,
@@ -421,10 +397,7 @@ func TestStdioSIGTERM(t *testing.T) {
 	if state != a2a.TaskStateFailed {
 		t.Fatalf("stream after SIGTERM ended %s, want FAILED", state)
 	}
-	if code := p.wait(30 * time.Second); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM, want 0", code)
-	}
-	p.checkAllJSON()
+	p.wantCleanExit(p.wait(30*time.Second), " after SIGTERM")
 	if !strings.Contains(p.stderr.String(), `"principal":"orchestrator"`) {
 		t.Fatalf("the turn log does not name the --principal:\n%s", p.stderr.String())
 	}
@@ -501,8 +474,5 @@ http://127.0.0.1:%d {
 	if su == nil || su["taskId"] != task.ID || h.Token != "tok-stdio" {
 		t.Fatalf("push delivery %+v, want the stdio task %s with its token", h, task.ID)
 	}
-	if code := p.closeAndWait(30 * time.Second); code != 0 {
-		t.Fatalf("exit code %d, want 0", code)
-	}
-	p.checkAllJSON()
+	p.wantCleanExit(p.closeAndWait(30*time.Second), "")
 }

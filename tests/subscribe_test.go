@@ -98,7 +98,7 @@ func TestSubscribeInputRequiredFollowUp(t *testing.T) {
 	t.Run("TerminalIsPlainJSON", func(t *testing.T) {
 		g.t = t
 		failed := g.send(map[string]any{"message": protoMsg("", "", "")})
-		r := harness.Call(t, g.URL, "", "SubscribeToTask", map[string]any{"id": failed.ID}, harness.ID(3))
+		r := harness.At(g.URL).Call(t, "SubscribeToTask", map[string]any{"id": failed.ID}, harness.ID(3))
 		resp, b := r.Response, r.Raw
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(b), `"code":-32004`) {
 			t.Errorf("subscribe to a terminal task: %q %s", resp.Header.Get("Content-Type"), b)

@@ -121,7 +121,7 @@ func TestTracingOTLP(t *testing.T) {
 		"OTEL_BSP_SCHEDULE_DELAY=100",
 	}})
 
-	res, rerr := harness.RPC(t, gw.URL+"/", "ops-token", "SendMessage", map[string]any{"message": bkMessage("ndjson please", "", nil)})
+	res, rerr := harness.At(gw.URL+"/", harness.Bearer("ops-token")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("ndjson please", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
 	}

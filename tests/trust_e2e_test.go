@@ -186,9 +186,7 @@ func TestTrustSignedCardVerifies(t *testing.T) {
 // gateway-signed card, and a card signed by the SDK's
 // generateAgentCardSignature verifies with ours (library and CLI).
 func TestTrustInteropJSSDKSignatures(t *testing.T) {
-	node := interopNeedNode(t)
-	dir := filepath.Join(harness.RepoRoot(), "tests", "interop", "js")
-	interopJSInstall(t, dir)
+	node, dir := interopNodeSDK(t)
 	gw := startSignedGateway(t, "")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -305,11 +303,11 @@ func TestTrustJWTAndExtendedCard(t *testing.T) {
 		"wrong secret": trustJWT(t, strings.Repeat("x", 40), "https://issuer.example.com", "caddy-a2a", "alice", time.Now().Add(time.Minute)),
 		"none":         "",
 	} {
-		if r := harness.Call(t, gw.URL, tok, "GetExtendedAgentCard", map[string]any{}); r.StatusCode != http.StatusUnauthorized {
+		if r := harness.At(gw.URL, harness.Bearer(tok)).Call(t, "GetExtendedAgentCard", map[string]any{}); r.StatusCode != http.StatusUnauthorized {
 			t.Errorf("%s token: status %d, want 401", name, r.StatusCode)
 		}
 	}
-	r := harness.Call(t, gw.URL, good, "GetExtendedAgentCard", map[string]any{})
+	r := harness.At(gw.URL, harness.Bearer(good)).Call(t, "GetExtendedAgentCard", map[string]any{})
 	code, body := r.StatusCode, r.Raw
 	if code != 200 {
 		t.Fatalf("valid JWT: status %d %s", code, body)
@@ -348,7 +346,7 @@ func TestTrustExtendedCardWithoutAuth(t *testing.T) {
 	if bytes.Contains(raw, []byte("extendedAgentCard\":true")) {
 		t.Fatalf("card declares the extended card without auth: %s", raw)
 	}
-	body := harness.Call(t, gw.URL, "", "GetExtendedAgentCard", map[string]any{}).Raw
+	body := harness.At(gw.URL).Call(t, "GetExtendedAgentCard", map[string]any{}).Raw
 	if !bytes.Contains(body, []byte("-32004")) {
 		t.Fatalf("want UnsupportedOperationError, got %s", body)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,21 +21,7 @@ import (
 
 func teGateway(t *testing.T) *harness.Gateway {
 	t.Helper()
-	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "turn_events_agent.sh")
-	return harness.StartGateway(t, `a2a {
-	card {
-		name turn-events
-	}
-	auth {
-		principal alice bearer tok-alice
-		principal bob bearer tok-bob
-	}
-	inline_artifact_bytes 64
-	backend exec `+script+` {
-		mode per_turn
-		grace_period 500ms
-	}
-}`)
+	return harness.StartGateway(t, bkExecSite("turn-events", "turn_events_agent.sh", "per_turn", "inline_artifact_bytes 64", ""))
 }
 
 // teBytes are the bytes turn_events_agent.sh emits: 0, 1, …, 255, 0, …
@@ -67,7 +52,7 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 	gw := teGateway(t)
 
 	// Small: inline, both streamed and stored.
-	events := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("raw-small", "", nil)}).Rest(30 * time.Second)
+	events := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("raw-small", "", nil)}).Rest(30 * time.Second)
 	if state, _ := bkFinalText(events); state != "TASK_STATE_COMPLETED" {
 		t.Fatalf("raw-small turn ended %s: %v", state, events)
 	}
@@ -77,13 +62,13 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 	if bkStr(a, "parts", 0, "raw") != wantSmall || bkStr(a, "parts", 0, "filename") != "small.bin" || bkGet(a, "parts", 0, "url") != nil {
 		t.Errorf("streamed small artifact = %v", a)
 	}
-	task, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	task, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rpcErr != nil || bkStr(task, "artifacts", 0, "parts", 0, "raw") != wantSmall {
 		t.Errorf("GetTask small artifact: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
 
 	// Large (300 bytes > 64): stored, a url part with the payload metadata.
-	events = harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("raw-large", "", nil)}).Rest(30 * time.Second)
+	events = harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("raw-large", "", nil)}).Rest(30 * time.Second)
 	if state, _ := bkFinalText(events); state != "TASK_STATE_COMPLETED" {
 		t.Fatalf("raw-large turn ended %s: %v", state, events)
 	}
@@ -102,7 +87,7 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 	if b, _ := json.Marshal(events); strings.Contains(string(b), base64.StdEncoding.EncodeToString(want)[:80]) {
 		t.Error("the stored bytes are repeated in the stream")
 	}
-	task, rpcErr = harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	task, rpcErr = harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rpcErr != nil || bkStr(task, "artifacts", 0, "parts", 0, "url") != link {
 		t.Errorf("GetTask large artifact: %v %v", rpcErr, bkGet(task, "artifacts"))
 	}
@@ -132,7 +117,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 }`)
 	seen := map[string]bool{}
 	for turn := 0; turn < 2; turn++ {
-		events := harness.StreamRPC(t, gw.URL, "", "SendStreamingMessage", map[string]any{"message": bkMessage("one two three four five six", "", nil)}).Rest(30 * time.Second)
+		events := harness.At(gw.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("one two three four five six", "", nil)}).Rest(30 * time.Second)
 		taskID := bkStr(events[0], "task", "id")
 		chunks, messages := 0, 0
 		final := ""
@@ -154,7 +139,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 		if chunks != 4 || messages != 6 {
 			t.Errorf("turn %d: %d chunk messages of %d, want 4 of 6 (chunks, whole answer, final)", turn, chunks, messages)
 		}
-		task, rpcErr := harness.RPC(t, gw.URL, "", "GetTask", map[string]any{"id": taskID})
+		task, rpcErr := harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": taskID})
 		hist, _ := bkGet(task, "history").([]any)
 		if rpcErr != nil || len(hist) != 2 || bkStr(hist[0], "role") != "ROLE_USER" || bkStr(hist[1], "messageId") != final || bkStr(hist[1], "parts", 0, "text") != "Echo: one two three four five six" {
 			t.Errorf("turn %d: stored history = %v %v", turn, rpcErr, hist)
@@ -170,7 +155,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 func TestTurnEventsInvalidAgentResponse(t *testing.T) {
 	gw := teGateway(t)
 	for _, prompt := range []string{"not-json", "bad-part"} {
-		res, rpcErr := harness.RPC(t, gw.URL, "tok-alice", "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})
+		res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})
 		if rpcErr == nil || rpcErr["code"] != float64(-32006) {
 			t.Fatalf("%s: SendMessage = %v %v, want error -32006", prompt, res, rpcErr)
 		}
@@ -183,18 +168,18 @@ func TestTurnEventsInvalidAgentResponse(t *testing.T) {
 			t.Errorf("%s: ErrorInfo = %v", prompt, info)
 		}
 		taskID := bkStr(info, "metadata", "taskId")
-		task, getErr := harness.RPC(t, gw.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+		task, getErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if getErr != nil || bkStr(task, "status", "state") != "TASK_STATE_FAILED" || bkStr(task, "status", "message", "parts", 0, "text") != bkStr(rpcErr, "message") {
 			t.Errorf("%s: stored task %v %v", prompt, getErr, task)
 		}
 		if b, _ := json.Marshal(task); strings.Contains(string(b), "secret") {
 			t.Errorf("%s: the stored task leaks backend output: %s", prompt, b)
 		}
-		if _, bobErr := harness.RPC(t, gw.URL, "tok-bob", "GetTask", map[string]any{"id": taskID}); bobErr == nil || bobErr["code"] != float64(-32001) {
+		if _, bobErr := harness.At(gw.URL, harness.Bearer("tok-bob")).RPC(t, "GetTask", map[string]any{"id": taskID}); bobErr == nil || bobErr["code"] != float64(-32001) {
 			t.Errorf("%s: another principal sees the task: %v", prompt, bobErr)
 		}
 	}
-	events := harness.StreamRPC(t, gw.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("not-json", "", nil)}).Rest(30 * time.Second)
+	events := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("not-json", "", nil)}).Rest(30 * time.Second)
 	state, text := bkFinalText(events)
 	if bkGet(events[0], "task") == nil || state != "TASK_STATE_FAILED" || !strings.HasPrefix(text, "The agent returned an invalid response (correlation id ") {
 		t.Errorf("streamed invalid output ended %s %q", state, text)

@@ -18,13 +18,21 @@ const wsJWTSecret = "ws-expiry-jwt-secret-abcdefghijklmnop"
 // wsJWTSite is a WebSocket site accepting HS256 JWTs with a 1 s clock
 // skew and the static bearer token (when token is not "").
 func wsJWTSite(token string) string {
+	return expirySite("ws-expiry", token, "keep_alive 1s\n\twebsocket")
+}
+
+// expirySite is the site of the credential-expiry tests: an agent named
+// name accepting HS256 JWTs of wsJWTSecret with a 1 s clock skew and the
+// static bearer token (when token is not ""), whose echo turns stream for
+// 10 s, with carrier (e.g. "grpc") in its a2a block.
+func expirySite(name, token, carrier string) string {
 	bearer := ""
 	if token != "" {
 		bearer = "bearer " + token
 	}
 	return `a2a {
 	card {
-		name ws-expiry
+		name ` + name + `
 	}
 	auth {
 		no_env
@@ -40,8 +48,7 @@ func wsJWTSite(token string) string {
 		chunks 100
 		delay 100ms
 	}
-	keep_alive 1s
-	websocket
+	` + carrier + `
 }`
 }
 
@@ -91,7 +98,7 @@ func TestWebSocketCredentialExpiry(t *testing.T) {
 	// context ends then), long before the 10 s turn would have.
 	sseTok := trustJWT(t, wsJWTSecret, "https://issuer.example.com", "caddy-a2a", "alice", time.Now().Add(3*time.Second))
 	start := time.Now()
-	st := harness.StreamRPC(t, gw.URL+"/", sseTok, "SendStreamingMessage", wsMessage("a prompt long enough to stream for ten seconds"))
+	st := harness.At(gw.URL+"/", harness.Bearer(sseTok)).Stream(t, "SendStreamingMessage", wsMessage("a prompt long enough to stream for ten seconds"))
 	evs := st.Rest(9 * time.Second)
 	if took := time.Since(start); took > 7*time.Second || len(evs) == 0 {
 		t.Fatalf("SSE stream with a 3 s JWT: %d events over %v, want it ended at the expiry", len(evs), took)

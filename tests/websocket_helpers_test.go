@@ -13,21 +13,25 @@ import (
 	"github.com/coder/websocket"
 )
 
+// rpcResponse is a JSON-RPC response as the WebSocket and stdio carriers
+// send it (the payload of a frame, a stdout line).
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
 // wsFrame is a server frame of the WebSocket binding (XPORT-3).
 type wsFrame struct {
 	ID      json.RawMessage `json:"id"`
-	Payload *struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result"`
-		Error   *struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
-	} `json:"payload"`
-	Final bool `json:"final"`
-	raw   string
+	Payload *rpcResponse    `json:"payload"`
+	Final   bool            `json:"final"`
+	raw     string
 }
 
 // wsTestConn is a test client over one real WebSocket connection: a

@@ -34,7 +34,7 @@ func wsSlowSite(extra string) string {
 // taskState reads a task's state over JSON-RPC (HTTP).
 func wsTaskState(t *testing.T, gw *harness.Gateway, id string) string {
 	t.Helper()
-	res, rerr := harness.RPC(t, gw.URL+"/", "ws-token", "GetTask", map[string]any{"id": id})
+	res, rerr := harness.At(gw.URL+"/", harness.Bearer("ws-token")).RPC(t, "GetTask", map[string]any{"id": id})
 	if rerr != nil {
 		t.Fatalf("GetTask: %v", rerr)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +59,7 @@ func TestWebSocketBinding(t *testing.T) {
 	})
 
 	t.Run("card advertises websocket", func(t *testing.T) {
-		r := harness.Do(t, "GET", gw.URL+"/.well-known/agent-card.json", "")
+		r := harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "")
 		var c struct {
 			SupportedInterfaces []struct{ URL, ProtocolBinding string } `json:"supportedInterfaces"`
 		}
@@ -284,5 +286,41 @@ func TestWebSocketFrameExtensions(t *testing.T) {
 	w2.request("e3", "ListTasks", map[string]any{}, map[string]string{"A2A-Extensions": "urn:other"})
 	if f := w2.waitFinal(`"e3"`, 5*time.Second); f[0].Payload.Error == nil || f[0].Payload.Error.Code != -32008 {
 		t.Fatalf("frame header without the extension: %s, want -32008", f[0].raw)
+	}
+}
+
+// TestWebSocketOverUnixSocket: the WebSocket binding over Caddy's own
+// `bind unix//path` (XPORT-1, XPORT-3): the upgrade is authenticated and a
+// stream and a unary call run on one connection through the socket.
+func TestWebSocketOverUnixSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "gw.sock")
+	gw := harness.StartGateway(t, `http://{{ADDR}} {
+	bind 127.0.0.1 unix/`+sock+`
+	`+wsSite+`
+}`)
+	unix := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	// The host in the URL is only the Host header: the dialer goes to the socket.
+	u := "ws://" + strings.TrimPrefix(gw.URL, "http://") + "/ws"
+	w := dialWS(t, u, wsAuth(), unix)
+	w.request("s", "SendStreamingMessage", wsMessage("over a unix socket"), nil)
+	w.request("l", "ListTasks", map[string]any{}, nil)
+	fs := w.waitFinal(`"s"`, 15*time.Second)
+	if len(fs) < 3 || !strings.Contains(fs[len(fs)-2].raw, "Echo:") && !strings.Contains(fs[len(fs)-2].raw, "TASK_STATE_INPUT_REQUIRED") {
+		t.Fatalf("stream over the socket: %v", fs)
+	}
+	if l := w.waitFinal(`"l"`, 5*time.Second); l[0].Payload == nil || l[0].Payload.Error != nil {
+		t.Fatalf("ListTasks over the socket: %s", l[0].raw)
+	}
+	// Unauthenticated through the socket: 401 too.
+	resp, err := unix.Get(gw.URL + "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("unauthenticated GET over the socket: %d, want 401", resp.StatusCode)
 	}
 }

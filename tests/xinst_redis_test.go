@@ -20,15 +20,8 @@ import (
 // task id and the events read so far (the Task, WORKING, the first chunk).
 func startOnA(t *testing.T, a, text string) (*harness.Stream, string, []harness.Event) {
 	t.Helper()
-	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")}, harness.ID("s1"))
-	var evs []harness.Event
-	for len(evs) < 3 {
-		ev, ok := s.NextEvent(30 * time.Second)
-		if !ok {
-			t.Fatalf("turn on A ended after %v", sseStates(evs))
-		}
-		evs = append(evs, ev)
-	}
+	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(text, "", "")}, harness.ID("s1"))
+	evs := s.Take(3, 30*time.Second)
 	task, _ := evs[0].Map["task"].(map[string]any)
 	if task == nil {
 		t.Fatalf("first event on A is not a Task: %v", evs[0].Map)
@@ -45,8 +38,8 @@ func TestRedisSubscribeAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
 	sa, taskID, onA := startOnA(t, a, "follow me")
 
-	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
-	sr := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"), resumeExt)
+	sb := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	sr := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b2"), harness.Header("Last-Event-ID", "1"), resumeExt)
 	onA = append(onA, sa.RestEvents(30*time.Second)...)
 	if eventStateOf(onA[len(onA)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("turn on A: %v", sseStates(onA))
@@ -78,7 +71,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 	a, b := ga.URL, gb.URL
 	sa, taskID, _ := startOnA(t, a, "cancel me elsewhere")
 	start := time.Now()
-	res, rerr := harness.RPC(t, b, "", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(b).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if rerr != nil {
 		t.Fatalf("CancelTask on B: %v", rerr)
 	}
@@ -107,7 +100,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		t.Fatalf("A's turn never ended:\n%s", ga.Output())
 	}
 	for _, u := range []string{a, b} {
-		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
+		got, rerr := harness.At(u).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("GetTask: %v", rerr)
 		}
@@ -116,7 +109,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 		}
 		// Cancel again, on either instance: idempotent (A2A 1.0 §3.3.1),
 		// the stored canceled task unchanged.
-		again, rerr := harness.RPC(t, u, "", "CancelTask", map[string]any{"id": taskID})
+		again, rerr := harness.At(u).RPC(t, "CancelTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("second CancelTask on %s: %v", u, rerr)
 		}
@@ -131,15 +124,14 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 // on A, and the task stays CANCELED.
 func TestRedisCancelExecAcrossInstances(t *testing.T) {
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
 	site := "a2a {\n\tcard {\n\t\tname exec-agent\n\t}\n\tauth {\n\t\tprincipal alice bearer tok-alice\n\t}\n\tbackend exec " + script + " {\n\t\tmode per_turn\n\t\tgrace_period 500ms\n\t}\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	ga, gb := gws[0], gws[1]
 
-	stream := harness.StreamRPC(t, ga.URL, "tok-alice", "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
+	stream := harness.At(ga.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("slow", "", nil)})
 	taskID, pid := bkWaitWorkingPID(t, stream)
-	res, rerr := harness.RPC(t, gb.URL, "tok-alice", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(gb.URL, harness.Bearer("tok-alice")).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if rerr != nil {
 		t.Fatalf("CancelTask on B: %v", rerr)
 	}
@@ -150,7 +142,7 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 	if state, _ := bkFinalText(stream.Rest(20 * time.Second)); state != "TASK_STATE_CANCELED" {
 		t.Fatalf("A's turn ended %s, want CANCELED", state)
 	}
-	got, rerr := harness.RPC(t, ga.URL, "tok-alice", "GetTask", map[string]any{"id": taskID})
+	got, rerr := harness.At(ga.URL, harness.Bearer("tok-alice")).RPC(t, "GetTask", map[string]any{"id": taskID})
 	if rerr != nil || bkStr(got, "status", "state") != "TASK_STATE_CANCELED" {
 		t.Fatalf("stored task on A: %v %v, want CANCELED", got, rerr)
 	}
@@ -161,17 +153,17 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 // event of the follow-up turn that runs on A, and ends with it.
 func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
 	a, b := resumeRedisGateways(t)
-	s := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("first", "", "")}, harness.ID("s1"))
+	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("first", "", "")}, harness.ID("s1"))
 	first := s.RestEvents(30 * time.Second)
 	if len(first) < 2 || eventStateOf(first[len(first)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("first turn on A: %v", sseStates(first))
 	}
 	taskID := first[0].Map["task"].(map[string]any)["id"].(string)
-	wait := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("w1"))
+	wait := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("w1"))
 	if ev, ok := wait.NextEvent(30 * time.Second); !ok || ev.Map["task"] == nil {
 		t.Fatalf("SubscribeToTask on B: %v %v, want the Task first", ev.Map, ok)
 	}
-	s2 := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg("second", "", taskID)}, harness.ID("s2"))
+	s2 := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("second", "", taskID)}, harness.ID("s2"))
 	second := s2.RestEvents(30 * time.Second)
 	if len(second) < 3 || eventStateOf(second[len(second)-1]) != "TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("second turn on A: %v", sseStates(second))
@@ -189,17 +181,16 @@ func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
 // p50/p99.
 func TestRedisCrossInstanceLatency(t *testing.T) {
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname latency\n\t}\n\tbackend echo {\n\t\tdelay 10ms\n\t\tchunks 200\n\t}\n}"
-	a := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
-	b := harness.StartGatewayWith(t, site, harness.Options{Global: global}).URL
-	sa := harness.StreamRPC(t, a, "", "SendStreamingMessage", map[string]any{"message": protoMsg(strings.Repeat("chunk ", 200), "", "")}, harness.ID("s1"))
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	a, b := gws[0].URL, gws[1].URL
+	sa := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg(strings.Repeat("chunk ", 200), "", "")}, harness.ID("s1"))
 	ev, ok := sa.NextEvent(30 * time.Second)
 	if !ok || ev.Map["task"] == nil {
 		t.Fatalf("turn on A: %v %v", ev.Map, ok)
 	}
 	taskID := ev.Map["task"].(map[string]any)["id"].(string)
-	sb := harness.StreamRPC(t, b, "", "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
+	sb := harness.At(b).Stream(t, "SubscribeToTask", map[string]any{"id": taskID}, harness.ID("b1"))
 	read := func(s *harness.Stream, at map[string]time.Time, done chan<- struct{}) {
 		defer close(done)
 		for {
@@ -241,16 +232,15 @@ func TestRedisCrossInstanceLatency(t *testing.T) {
 // own final write is refused and the task stays CANCELED on both.
 func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 	addr := harness.StartRedis(t)
-	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n\t}\n}"
 	site := "a2a {\n\tcard {\n\t\tname frozen\n\t}\n\t" + protoSlowEcho + "\n\tcancel_drain 1s\n}"
-	ga := harness.StartGatewayWith(t, site, harness.Options{Global: global})
-	gb := harness.StartGatewayWith(t, site, harness.Options{Global: global})
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	ga, gb := gws[0], gws[1]
 	_, taskID, _ := startOnA(t, ga.URL, "freeze me")
 	ga.Signal(syscall.SIGSTOP)
 	if _, err := harness.RedisCommand(addr, "CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
 		t.Fatal(err)
 	}
-	res, rerr := harness.RPC(t, gb.URL, "", "CancelTask", map[string]any{"id": taskID})
+	res, rerr := harness.At(gb.URL).RPC(t, "CancelTask", map[string]any{"id": taskID})
 	if _, err := harness.RedisCommand(addr, "DEL", "e2e:{t:"+taskID+"}:cx"); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +256,7 @@ func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
 		t.Fatalf("A's turn never ended:\n%s", ga.Output())
 	}
 	for _, u := range []string{ga.URL, gb.URL} {
-		got, rerr := harness.RPC(t, u, "", "GetTask", map[string]any{"id": taskID})
+		got, rerr := harness.At(u).RPC(t, "GetTask", map[string]any{"id": taskID})
 		if rerr != nil {
 			t.Fatalf("GetTask: %v", rerr)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
@@ -97,16 +97,8 @@ func (r *runner) jsBaselines() []result {
 			return err
 		}
 		defer resp.Body.Close()
-		n, last := 0, ""
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 8<<20)
-		for sc.Scan() {
-			if line := sc.Text(); strings.HasPrefix(line, "data: ") {
-				n++
-				last = line
-			}
-		}
-		if !strings.Contains(last, "TASK_STATE_INPUT_REQUIRED") {
+		n, last := lastOfStream(resp.Body)
+		if !bytes.Contains(last, []byte("TASK_STATE_INPUT_REQUIRED")) {
 			return fmt.Errorf("JS stream did not end input-required")
 		}
 		mu.Lock()

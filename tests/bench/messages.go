@@ -1,10 +1,9 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 )
 
@@ -50,23 +49,14 @@ func (r *runner) streamMessage() []result {
 			return "", err
 		}
 		defer resp.Body.Close()
-		n := 0
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 8<<20)
-		last := ""
-		for sc.Scan() {
-			if line := sc.Text(); strings.HasPrefix(line, "data: ") {
-				n++
-				last = line
-			}
-		}
-		if !strings.Contains(last, "TASK_STATE_INPUT_REQUIRED") {
+		n, last := lastOfStream(resp.Body)
+		if !bytes.Contains(last, []byte("TASK_STATE_INPUT_REQUIRED")) {
 			return "", fmt.Errorf("stream did not end input-required")
 		}
 		mu.Lock()
 		events += n
 		mu.Unlock()
-		return taskIDOf([]byte(last)), nil
+		return taskIDOf(last), nil
 	})
 	res.extra = fmt.Sprintf("%.0f events/s", float64(events)/res.elapsed.Seconds())
 	res.ratioTo = []string{"baseline: Caddy respond", jsStreamBaseline}

@@ -7,12 +7,40 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // rpcBody encodes a JSON-RPC request.
 func rpcBody(method string, params any) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	return b
+}
+
+// maxEvent bounds one event of a stream the benchmarks read.
+const maxEvent = 8 << 20
+
+// eachEvent reads the events of r (the module's SSE reader) until the
+// stream ends, calling each for every event as it arrives; the end of
+// the stream is no error.
+func eachEvent(r *sse.Reader, each func(ev sse.Event)) error {
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		each(ev)
+	}
+}
+
+// lastOfStream reads the event stream body to its end and returns how
+// many events it carried and the data of the last one.
+func lastOfStream(body io.Reader) (n int, last []byte) {
+	_ = eachEvent(sse.NewReader(body, maxEvent), func(ev sse.Event) { n, last = n+1, ev.Data })
+	return n, last
 }
 
 // msgSeq numbers the messages of a run.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // Scale-out scenarios (SCALE-1, SCALE-4): two gateway processes on one
@@ -238,20 +240,10 @@ func readSSE(cl *http.Client, url string, body []byte) ([]sseArrival, error) {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	var out []sseArrival
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	id := ""
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			out = append(out, sseArrival{id: id, task: strings.Contains(line, `"result":{"task"`), at: time.Now()})
-			id = ""
-		}
-	}
-	return out, sc.Err()
+	err = eachEvent(sse.NewReader(resp.Body, maxEvent), func(ev sse.Event) {
+		out = append(out, sseArrival{id: ev.ID, task: bytes.Contains(ev.Data, []byte(`"result":{"task"`)), at: time.Now()})
+	})
+	return out, err
 }
 
 // crossInstanceSubscribe measures how much later an event of a turn
@@ -305,20 +297,17 @@ func followOnce(cl *http.Client, a, b string) ([]time.Duration, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	sa := sse.NewReader(resp.Body, maxEvent)
 	var onA []sseArrival
-	id, taskID := "", ""
-	for taskID == "" && sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "data: ") {
-			_, rest, ok := strings.Cut(line, `"task":{"id":"`)
-			if !ok {
-				return nil, fmt.Errorf("first event is not a Task")
-			}
-			taskID, _, _ = strings.Cut(rest, `"`)
-		}
+	first, err := sa.Next()
+	if err != nil {
+		return nil, fmt.Errorf("stream on A ended early")
 	}
+	_, rest, ok := strings.Cut(string(first.Data), `"task":{"id":"`)
+	if !ok {
+		return nil, fmt.Errorf("first event is not a Task")
+	}
+	taskID, _, _ := strings.Cut(rest, `"`)
 	if taskID == "" {
 		return nil, fmt.Errorf("stream on A ended early")
 	}
@@ -329,16 +318,7 @@ func followOnce(cl *http.Client, a, b string) ([]time.Duration, error) {
 		defer close(done)
 		onB, errB = readSSE(cl, b, rpcBody("SubscribeToTask", map[string]any{"id": taskID}))
 	}()
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "id: "):
-			id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			onA = append(onA, sseArrival{id: id, at: time.Now()})
-			id = ""
-		}
-	}
+	_ = eachEvent(sa, func(ev sse.Event) { onA = append(onA, sseArrival{id: ev.ID, at: time.Now()}) })
 	<-done
 	if errB != nil {
 		return nil, errB

@@ -36,7 +36,7 @@ type Gateway struct {
 	env       []string
 	cmd       *exec.Cmd
 	done      chan struct{}
-	out       *syncBuffer
+	out       *SyncBuffer
 	opts      Options
 	httpsPort int
 	adminAddr string
@@ -96,7 +96,7 @@ func StartGatewayWith(t testing.TB, site string, opts Options) *Gateway {
 	}
 	g := &Gateway{
 		URL: "http://" + addr, Addr: addr, Port: port, Dir: dir, ConfigPath: filepath.Join(dir, "Caddyfile"),
-		t: t, env: Env(dir, append(raceEnv(), opts.Env...)...), out: &syncBuffer{}, opts: opts, httpsPort: httpsPort,
+		t: t, env: Env(dir, append(raceEnv(), opts.Env...)...), out: &SyncBuffer{}, opts: opts, httpsPort: httpsPort,
 	}
 	g.HTTPSPort = g.httpsPort
 	if opts.Admin {

@@ -94,19 +94,22 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer is a goroutine-safe output buffer.
-type syncBuffer struct {
+// SyncBuffer is a goroutine-safe output buffer (a process's stdout and
+// stderr, read while it runs). The zero value is empty and ready.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -137,4 +140,17 @@ func Run(t testing.TB, dir string, args ...string) (string, error) {
 	cmd.Env = Env(t.TempDir())
 	b, err := cmd.CombinedOutput()
 	return string(b), err
+}
+
+// Adapt writes caddyfile to a new directory and runs `caddy adapt
+// --config` on it (plus args, e.g. "--validate") as Run does, returning
+// the combined output and the exit error.
+func Adapt(t testing.TB, caddyfile string, args ...string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(caddyfile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Run(t, dir, append([]string{"adapt", "--config", path}, args...)...)
 }

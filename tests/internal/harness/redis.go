@@ -18,7 +18,7 @@ func StartRedis(t testing.TB) string {
 	bin := NeedTool(t, "redis-server", "the Redis end-to-end tests")
 	port := FreePort(t)
 	dir := t.TempDir()
-	out := &syncBuffer{}
+	out := &SyncBuffer{}
 	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -89,4 +89,32 @@ func RedisCommand(addr string, args ...string) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// RedisStoreGlobal is the global a2a block (Options.Global) of a gateway
+// that shares the Redis at addr through `store redis`: its own data_dir
+// ({{DIR}}/a2a-data), key prefix "e2e:", then storeLines inside the store
+// block (e.g. "instance_lease 2s").
+func RedisStoreGlobal(addr string, storeLines ...string) string {
+	var b strings.Builder
+	b.WriteString("a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis {\n\t\turl redis://" + addr + "/0\n\t\tkey_prefix e2e:\n")
+	for _, l := range storeLines {
+		b.WriteString("\t\t" + l + "\n")
+	}
+	b.WriteString("\t}\n}")
+	return b.String()
+}
+
+// StartRedisGateways starts n gateways on site (StartGatewayWith with
+// opts) that share the Redis at addr (StartRedis, or a server the test
+// restarts) through `store redis`, each with its own data directory: opts
+// gets Global RedisStoreGlobal(addr, storeLines...).
+func StartRedisGateways(t testing.TB, addr string, n int, site string, opts Options, storeLines ...string) []*Gateway {
+	t.Helper()
+	opts.Global = RedisStoreGlobal(addr, storeLines...)
+	gws := make([]*Gateway, n)
+	for i := range gws {
+		gws[i] = StartGatewayWith(t, site, opts)
+	}
+	return gws
 }

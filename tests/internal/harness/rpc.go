@@ -14,10 +14,10 @@ import (
 // maxReply bounds how much of a reply body is read.
 const maxReply = 64 << 20
 
-// client sends the requests of Do and RPC unless Client says otherwise.
+// client sends the Endpoint's requests unless Client says otherwise.
 var client = &http.Client{Timeout: 60 * time.Second}
 
-// Option tunes one request of Do, Call, RPC, StreamRPC or StreamHTTP.
+// Option tunes the requests of an Endpoint (At) or one of its requests.
 type Option func(*request)
 
 // request is what the options set.
@@ -134,13 +134,41 @@ func (r *Reply) JSON(t testing.TB) map[string]any {
 	return r.Doc
 }
 
-// Request sends one HTTP request (body "" for none) and reads the reply;
-// it reports a failed send instead of failing a test, for goroutines and
-// for requests that may meet a closed listener. A reply cut short is
+// Endpoint is the harness's one family of request helpers: every
+// request a test sends to a gateway (or to any HTTP server) goes through
+// its methods, which share one request builder (default headers, then the
+// options) and one reply reader. Its URL is the request URL of every
+// method: a gateway's base URL or an A2A endpoint for the JSON-RPC
+// methods, the whole URL of the HTTP request for Do, Send and StreamHTTP.
+//
+//	harness.At(gw.URL).RPC(t, "GetTask", map[string]any{"id": id})
+//	harness.At(gw.URL, harness.Bearer(tok)).Stream(t, "SendStreamingMessage", params)
+//	harness.At(gw.URL+"/tasks/"+id).Do(t, http.MethodGet, "")
+//
+// The methods that take t fail the test on a transport error; Send and Try
+// report it instead, for goroutines and for gateways that may not listen.
+type Endpoint struct {
+	url  string
+	opts []Option
+}
+
+// At returns the Endpoint for url with options applied to each of its
+// requests (before the options of the request itself).
+func At(url string, opts ...Option) Endpoint {
+	return Endpoint{url: url, opts: opts}
+}
+
+// with returns the endpoint's options followed by a request's.
+func (e Endpoint) with(opts []Option) []Option {
+	return append(append([]Option{}, e.opts...), opts...)
+}
+
+// Send sends one HTTP request (body "" for none) and reads the reply; it
+// reports a failed send instead of failing a test. A reply cut short is
 // returned with what arrived.
-func Request(method, url, body string, opts ...Option) (*Reply, error) {
-	o := options(opts)
-	req, err := o.newRequest(context.Background(), method, url, body)
+func (e Endpoint) Send(method, body string, opts ...Option) (*Reply, error) {
+	o := options(e.with(opts))
+	req, err := o.newRequest(context.Background(), method, e.url, body)
 	if err != nil {
 		return nil, err
 	}
@@ -158,29 +186,22 @@ func Request(method, url, body string, opts ...Option) (*Reply, error) {
 	return r, nil
 }
 
-// Do is Request that fails the test on a transport error.
-func Do(t testing.TB, method, url, body string, opts ...Option) *Reply {
+// Do is Send that fails the test on a transport error.
+func (e Endpoint) Do(t testing.TB, method, body string, opts ...Option) *Reply {
 	t.Helper()
-	r, err := Request(method, url, body, opts...)
+	r, err := e.Send(method, body, opts...)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		t.Fatalf("%s %s: %v", method, e.url, err)
 	}
 	return r
 }
 
-// Post is Do with method POST.
-func Post(t testing.TB, url, body string, opts ...Option) *Reply {
+// Call posts one JSON-RPC request (Envelope) and returns the reply,
+// whatever it is; a transport error fails the test.
+func (e Endpoint) Call(t testing.TB, method string, params any, opts ...Option) *Reply {
 	t.Helper()
-	return Do(t, http.MethodPost, url, body, opts...)
-}
-
-// Call posts one JSON-RPC request to url (a gateway's base URL, or the
-// URL of an A2A endpoint) with a bearer token ("" for none) and returns
-// the reply, whatever it is.
-func Call(t testing.TB, url, token, method string, params any, opts ...Option) *Reply {
-	t.Helper()
-	opts = append([]Option{Bearer(token)}, opts...)
-	r, err := Request(http.MethodPost, url, Envelope(method, params, opts...), opts...)
+	opts = e.with(opts)
+	r, err := At(e.url).Send(http.MethodPost, Envelope(method, params, opts...), opts...)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
@@ -189,21 +210,21 @@ func Call(t testing.TB, url, token, method string, params any, opts ...Option) *
 
 // RPC is Call that returns the result and error objects; it fails the test
 // when the reply is not a JSON object.
-func RPC(t testing.TB, url, token, method string, params any, opts ...Option) (result, rpcErr map[string]any) {
+func (e Endpoint) RPC(t testing.TB, method string, params any, opts ...Option) (result, rpcErr map[string]any) {
 	t.Helper()
-	r := Call(t, url, token, method, params, opts...)
+	r := e.Call(t, method, params, opts...)
 	if r.Doc == nil {
 		t.Fatalf("%s: bad JSON-RPC reply %d %s", method, r.StatusCode, r.Raw)
 	}
 	return r.Result, r.Error
 }
 
-// TryRPC is RPC for goroutines and for gateways that may not listen yet:
-// it reports a transport error, a reply that is not JSON, or a JSON-RPC
-// error ("rpc error {…}") instead of failing a test.
-func TryRPC(url, token, method string, params any, opts ...Option) (map[string]any, error) {
-	opts = append([]Option{Bearer(token)}, opts...)
-	r, err := Request(http.MethodPost, url, Envelope(method, params, opts...), opts...)
+// Try is RPC for goroutines and for gateways that may not listen yet: it
+// reports a transport error, a reply that is not JSON, or a JSON-RPC error
+// ("rpc error {…}") instead of failing a test.
+func (e Endpoint) Try(method string, params any, opts ...Option) (map[string]any, error) {
+	opts = e.with(opts)
+	r, err := At(e.url).Send(http.MethodPost, Envelope(method, params, opts...), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
 // streamClient opens streams: no overall timeout, a stream lasts until
@@ -27,7 +28,8 @@ type Event struct {
 	Error map[string]any
 	// Map is Data decoded, or {"error": Error} for an error event.
 	Map map[string]any
-	// SSEID is the event's SSE id line ("" when it had none; RPC-17).
+	// SSEID is the id the event's id line set ("" when it set none, or
+	// repeated the stream's last event ID; RPC-17).
 	SSEID string
 }
 
@@ -50,21 +52,21 @@ type Stream struct {
 	once   sync.Once
 }
 
-// StreamRPC opens a JSON-RPC streaming call (SendStreamingMessage,
-// SubscribeToTask) on url with a bearer token ("" for none). It fails the
-// test unless the answer is HTTP 200 text/event-stream.
-func StreamRPC(t testing.TB, url, token, method string, params any, opts ...Option) *Stream {
+// Stream opens a JSON-RPC streaming call (SendStreamingMessage,
+// SubscribeToTask) on the endpoint. It fails the test unless the answer
+// is HTTP 200 text/event-stream.
+func (e Endpoint) Stream(t testing.TB, method string, params any, opts ...Option) *Stream {
 	t.Helper()
-	opts = append([]Option{Bearer(token)}, opts...)
-	return openStream(t, http.MethodPost, url, Envelope(method, params, opts...), true, opts)
+	opts = e.with(opts)
+	return openStream(t, http.MethodPost, e.url, Envelope(method, params, opts...), true, opts)
 }
 
-// StreamHTTP opens an HTTP+JSON stream (e.g. POST /message:stream, GET
-// /tasks/ID:subscribe; body "" for none). It fails the test unless the
-// answer is HTTP 200 text/event-stream.
-func StreamHTTP(t testing.TB, method, url, body string, opts ...Option) *Stream {
+// StreamHTTP opens an HTTP+JSON stream on the endpoint's URL (e.g. POST
+// /message:stream, GET /tasks/ID:subscribe; body "" for none). It fails
+// the test unless the answer is HTTP 200 text/event-stream.
+func (e Endpoint) StreamHTTP(t testing.TB, method, body string, opts ...Option) *Stream {
 	t.Helper()
-	return openStream(t, method, url, body, false, opts)
+	return openStream(t, method, e.url, body, false, e.with(opts))
 }
 
 func openStream(t testing.TB, method, url, body string, rpc bool, opts []Option) *Stream {
@@ -97,33 +99,26 @@ func openStream(t testing.TB, method, url, body string, rpc bool, opts []Option)
 	return s
 }
 
-// read queues the events of resp until its end. An event is complete at
-// its blank line; one cut off by the end of the body is dropped, as the
-// SSE rules say.
+// read queues the events of resp until its end, read by internal/sse
+// (events of up to maxReply bytes). An event's SSEID is the id it set:
+// the stream's last event ID when that changed at this event, else "".
 func (s *Stream) read(ctx context.Context, resp *http.Response) {
 	defer close(s.items)
 	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	var data []string
-	id := ""
+	r := sse.NewReader(resp.Body, maxReply)
+	last := ""
 	for {
-		line, err := br.ReadString('\n')
-		line = strings.TrimRight(line, "\r\n")
-		if v, ok := strings.CutPrefix(line, "data:"); ok {
-			data = append(data, strings.TrimPrefix(v, " "))
-		} else if v, ok := strings.CutPrefix(line, "id:"); ok {
-			id = strings.TrimPrefix(v, " ")
-		} else if line == "" && err == nil && len(data) > 0 {
-			it := s.decode(strings.Join(data, "\n"))
-			it.ev.SSEID, id = id, ""
-			data = nil
-			select {
-			case s.items <- it:
-			case <-ctx.Done():
-				return
-			}
-		}
+		ev, err := r.Next()
 		if err != nil {
+			return
+		}
+		it := s.decode(string(ev.Data))
+		if ev.ID != last {
+			it.ev.SSEID, last = ev.ID, ev.ID
+		}
+		select {
+		case s.items <- it:
+		case <-ctx.Done():
 			return
 		}
 	}
@@ -198,6 +193,21 @@ func (s *Stream) Next(d time.Duration) (map[string]any, bool) {
 	s.t.Helper()
 	ev, ok := s.NextEvent(d)
 	return ev.Map, ok
+}
+
+// Take reads the next n events, each within d, and returns them; it fails
+// the test when the stream ends first (or as NextEvent does).
+func (s *Stream) Take(n int, d time.Duration) []Event {
+	s.t.Helper()
+	var out []Event
+	for len(out) < n {
+		ev, ok := s.NextEvent(d)
+		if !ok {
+			s.t.Fatalf("stream ended after %d events, want %d: %v", len(out), n, out)
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // RestEvents reads the stream to its end and returns the events; it fails

@@ -12,7 +12,7 @@ func WaitTask(t testing.TB, url, id string, within time.Duration, done func(task
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		task, rpcErr := RPC(t, url, "", "GetTask", map[string]any{"id": id}, opts...)
+		task, rpcErr := At(url).RPC(t, "GetTask", map[string]any{"id": id}, opts...)
 		if rpcErr != nil {
 			t.Fatalf("GetTask %s: %v", id, rpcErr)
 		}
@@ -42,4 +42,20 @@ func TaskState(task map[string]any) string {
 	st, _ := task["status"].(map[string]any)
 	s, _ := st["state"].(string)
 	return s
+}
+
+// SendTask sends SendMessage with params to the endpoint and returns the
+// task of its result; it fails the test on a JSON-RPC error and on a
+// result without a task.
+func (e Endpoint) SendTask(t testing.TB, params any, opts ...Option) map[string]any {
+	t.Helper()
+	res, rpcErr := e.RPC(t, "SendMessage", params, opts...)
+	if rpcErr != nil {
+		t.Fatalf("SendMessage: %v", rpcErr)
+	}
+	task, _ := res["task"].(map[string]any)
+	if task == nil {
+		t.Fatalf("SendMessage: no task in %v", res)
+	}
+	return task
 }
