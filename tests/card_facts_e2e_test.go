@@ -107,7 +107,7 @@ func TestCardFactsDerivedFromAgent(t *testing.T) {
 	if !bytes.Equal(got, want) || tag != wantTag {
 		t.Errorf("JSON with the old copies (ETag %s):\n%s\nwant the Caddyfile's (ETag %s):\n%s", tag, got, wantTag, want)
 	}
-	jwks := harness.Do(t, http.MethodGet, gw.URL+"/.well-known/jwks.json", "")
+	jwks := harness.At(gw.URL+"/.well-known/jwks.json").Do(t, http.MethodGet, "")
 	if jwks.StatusCode != http.StatusOK || !strings.Contains(string(jwks.Raw), `"push-1"`) {
 		t.Errorf("JWKS: %d %s, want the push key", jwks.StatusCode, jwks.Raw)
 	}
@@ -119,7 +119,7 @@ func fetchCard(t *testing.T, gw *harness.Gateway, prev string) ([]byte, string) 
 	t.Helper()
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		r, err := harness.Request(http.MethodGet, gw.URL+"/.well-known/agent-card.json", "", harness.Client(client))
+		r, err := harness.At(gw.URL+"/.well-known/agent-card.json", harness.Client(client)).Send(http.MethodGet, "")
 		if err == nil && r.StatusCode == http.StatusOK && r.Header.Get("ETag") != prev {
 			return r.Raw, r.Header.Get("ETag")
 		}
@@ -132,7 +132,7 @@ func fetchCard(t *testing.T, gw *harness.Gateway, prev string) ([]byte, string) 
 // runningConfig is the gateway's running config, from the admin endpoint.
 func runningConfig(t *testing.T, gw *harness.Gateway) map[string]any {
 	t.Helper()
-	r := harness.Do(t, http.MethodGet, gw.AdminURL+"/config/", "")
+	r := harness.At(gw.AdminURL+"/config/").Do(t, http.MethodGet, "")
 	var cfg map[string]any
 	if err := json.Unmarshal(r.Raw, &cfg); err != nil {
 		t.Fatalf("config: %v: %s", err, r.Raw)
@@ -195,7 +195,7 @@ func loadAndFetch(t *testing.T, gw *harness.Gateway, cfg map[string]any, prev st
 	}
 	setHandleList(next, list)
 	body, _ := json.Marshal(next)
-	r := harness.Do(t, http.MethodPost, gw.AdminURL+"/load", string(body), harness.Header("Content-Type", "application/json"))
+	r := harness.At(gw.AdminURL+"/load").Do(t, http.MethodPost, string(body), harness.Header("Content-Type", "application/json"))
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("load: %d %s\nconfig: %s", r.StatusCode, r.Raw, body)
 	}
