@@ -269,6 +269,12 @@ func (fs *followStream) Close() {
 // Detach implements Stream.
 func (fs *followStream) Detach() { fs.Close() }
 
+// Buffered implements Stream: a followed stream cannot tell.
+func (fs *followStream) Buffered() bool { return false }
+
+// Ready implements Stream: a followed stream is waited on in Next.
+func (fs *followStream) Ready() <-chan struct{} { return nil }
+
 // cancelSealed stores t CANCELED with store.SharedEvents.PutFinalIfRunning
 // (SCALE-1): only over a task still running, and final — the late writes
 // of its turn, on the instance that did not stop it, are refused. When the

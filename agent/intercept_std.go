@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"sync/atomic"
-
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // NewHandler returns s behind the interceptors every binding needs, built
@@ -81,20 +79,4 @@ func (c *countedStream) Close() {
 func (c *countedStream) Detach() {
 	c.Stream.Detach()
 	c.release()
-}
-
-// Buffered forwards to the stream (see store.Buffered); false when it
-// cannot tell.
-func (c *countedStream) Buffered() bool {
-	b, ok := c.Stream.(store.Buffered)
-	return ok && b.Buffered()
-}
-
-// Ready forwards to the stream (see store.Buffered); nil when it cannot
-// tell.
-func (c *countedStream) Ready() <-chan struct{} {
-	if b, ok := c.Stream.(store.Buffered); ok {
-		return b.Ready()
-	}
-	return nil
 }

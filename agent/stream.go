@@ -24,6 +24,11 @@ type Stream interface {
 	// Detach releases the stream without ever canceling the turn: for a
 	// binding whose caller never listened (a JSON-RPC notification).
 	Detach()
+	// Buffered and Ready tell a binding which events are at hand, so it
+	// writes them back to back and flushes once, and let it wait for the
+	// next one in its own select (see store.Buffered). A stream that
+	// cannot tell says false and nil: the binding then waits in Next.
+	store.Buffered
 }
 
 // runStream is a Stream over a run's subscriber, preceded by a first event
@@ -95,6 +100,12 @@ func (rs *runStream) Detach() {
 
 // Detach implements Stream: a waiting stream never cancels a turn.
 func (ws *waitStream) Detach() { ws.Close() }
+
+// Buffered implements Stream: a waiting stream cannot tell.
+func (ws *waitStream) Buffered() bool { return false }
+
+// Ready implements Stream: a waiting stream is waited on in Next.
+func (ws *waitStream) Ready() <-chan struct{} { return nil }
 
 func (rs *runStream) Close() {
 	if rs.sub != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/internal/sse"
 )
 
@@ -21,7 +20,8 @@ const (
 // Pump sends the headers of an event stream on w and writes every event of
 // st, each rendered by render and with its sequence number as the SSE id,
 // with keep-alive comments every keepAlive while idle, until the stream
-// ends or the client goes away, then closes it. The events at hand (see store.Buffered) are written back to back
+// ends or the client goes away, then closes it. The events at hand (see
+// agent.Stream's Buffered) are written back to back
 // and flushed once, the headers with the first of them; everything written
 // is flushed before the stream waits, and the last events go out with the
 // end of the response when the handler returns. A Buffered stream is
@@ -33,10 +33,7 @@ func Pump(ctx context.Context, keepAlive time.Duration, w http.ResponseWriter, s
 	// The loop's state lives in p, its work in p's methods: this frame,
 	// where the stream waits, stays small.
 	p := newPump(w, st, render)
-	var ready <-chan struct{}
-	if p.bst != nil {
-		ready = p.bst.Ready()
-	}
+	ready := st.Ready()
 	var timer *time.Timer
 	if ready != nil {
 		timer = time.NewTimer(keepAlive)
@@ -53,7 +50,7 @@ func Pump(ctx context.Context, keepAlive time.Duration, w http.ResponseWriter, s
 			// At hand: Next does not wait (no keep-alive deadline needed).
 			ev, ok = st.Next(ctx)
 		case ready != nil:
-			if !p.bst.Buffered() {
+			if !st.Buffered() {
 				timer.Reset(keepAlive)
 				select {
 				case <-ready:
@@ -87,7 +84,6 @@ func Pump(ctx context.Context, keepAlive time.Duration, w http.ResponseWriter, s
 type pump struct {
 	sw      *sse.Writer
 	st      agent.Stream
-	bst     store.Buffered // st, when it is one
 	render  func(any) []byte
 	pending bool // written, not flushed (the headers at first)
 	batch   int  // events written since the last flush
@@ -97,7 +93,6 @@ type pump struct {
 //go:noinline
 func newPump(w http.ResponseWriter, st agent.Stream, render func(any) []byte) *pump {
 	p := &pump{sw: sse.Open(w), st: st, render: render, pending: true}
-	p.bst, _ = st.(store.Buffered)
 	return p
 }
 
@@ -106,7 +101,7 @@ func newPump(w http.ResponseWriter, st agent.Stream, render func(any) []byte) *p
 //
 //go:noinline
 func (p *pump) due() bool {
-	return p.pending && (p.bst == nil || p.batch >= maxBatchEvents || p.size >= maxBatchBytes || !p.bst.Buffered())
+	return p.pending && (p.batch >= maxBatchEvents || p.size >= maxBatchBytes || !p.st.Buffered())
 }
 
 //go:noinline

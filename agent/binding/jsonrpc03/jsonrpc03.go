@@ -14,7 +14,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a/v03"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	rpc "github.com/caddy-a2a/caddy-a2a/internal/jsonrpc"
 )
 
@@ -100,18 +99,4 @@ func (s legacyStream) Next(ctx context.Context) (a2a.StreamResponse, bool) {
 		ev.Legacy = v03.Event03(ev)
 	}
 	return ev, ok
-}
-
-// Buffered forwards to the 1.0 stream (see store.Buffered).
-func (s legacyStream) Buffered() bool {
-	b, ok := s.Stream.(store.Buffered)
-	return ok && b.Buffered()
-}
-
-// Ready forwards to the 1.0 stream (see store.Buffered).
-func (s legacyStream) Ready() <-chan struct{} {
-	if b, ok := s.Stream.(store.Buffered); ok {
-		return b.Ready()
-	}
-	return nil
 }
