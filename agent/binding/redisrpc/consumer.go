@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Authenticator checks the credentials of a request's headers
@@ -154,21 +155,13 @@ func (c *Consumer) waitHandlers() <-chan struct{} {
 	return ch
 }
 
+// ensureGroup creates the consumer group (and the request stream) when
+// missing.
 func (c *Consumer) ensureGroup(ctx context.Context) error {
-	err := c.rdb.XGroupCreateMkStream(ctx, c.opts.RequestStream, c.opts.Group, "0").Err()
-	if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("redis_rpc: creating the consumer group: %w", redisErr(err))
+	if err := redisstream.EnsureGroup(ctx, c.rdb, c.opts.RequestStream, c.opts.Group); err != nil {
+		return fmt.Errorf("redis_rpc: creating the consumer group: %w", redisstream.ShortErr(err))
 	}
 	return nil
-}
-
-// redisErr keeps a Redis error short (go-redis errors carry no secrets).
-func redisErr(err error) error {
-	msg := err.Error()
-	if len(msg) > 200 {
-		msg = msg[:200]
-	}
-	return errors.New(msg)
 }
 
 // readLoop takes free slots, reads (re-claimed entries first, then new
@@ -275,7 +268,7 @@ func (c *Consumer) next(ctx context.Context, n int) ([]redis.XMessage, bool, err
 		case err != nil && strings.Contains(err.Error(), "NOGROUP"):
 			return nil, false, c.ensureGroup(ctx)
 		case err != nil:
-			return nil, false, redisErr(err)
+			return nil, false, redisstream.ShortErr(err)
 		}
 		if cursor == "0-0" || cursor == "" {
 			// A full pass is done: the next one starts over later.
@@ -299,7 +292,7 @@ func (c *Consumer) next(ctx context.Context, n int) ([]redis.XMessage, bool, err
 		if strings.Contains(err.Error(), "NOGROUP") {
 			return nil, false, c.ensureGroup(ctx)
 		}
-		return nil, false, redisErr(err)
+		return nil, false, redisstream.ShortErr(err)
 	}
 	var msgs []redis.XMessage
 	for _, s := range res {
@@ -350,7 +343,7 @@ func (c *Consumer) refresh(ctx context.Context) {
 		})
 	}
 	if _, err := pipe.Exec(rctx); err != nil {
-		c.logger.Warn("redis_rpc: refreshing leases failed", zap.Error(redisErr(err)))
+		c.logger.Warn("redis_rpc: refreshing leases failed", zap.Error(redisstream.ShortErr(err)))
 		return
 	}
 	var mine []string
@@ -365,7 +358,7 @@ func (c *Consumer) refresh(ctx context.Context) {
 	if err := c.rdb.XClaimJustID(rctx, &redis.XClaimArgs{
 		Stream: c.opts.RequestStream, Group: c.opts.Group, Consumer: c.opts.Consumer, MinIdle: 0, Messages: mine,
 	}).Err(); err != nil {
-		c.logger.Warn("redis_rpc: refreshing leases failed", zap.Error(redisErr(err)))
+		c.logger.Warn("redis_rpc: refreshing leases failed", zap.Error(redisstream.ShortErr(err)))
 	}
 }
 

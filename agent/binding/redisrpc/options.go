@@ -14,10 +14,10 @@ package redisrpc
 
 import (
 	"errors"
-	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // Defaults of Options (XPORT-5).
@@ -100,11 +100,7 @@ func (o Options) WithDefaults() Options {
 		o.Group = DefaultGroup
 	}
 	if o.Consumer == "" {
-		h, _ := os.Hostname()
-		if h == "" {
-			h = "gateway"
-		}
-		o.Consumer = h + "-" + strconv.Itoa(os.Getpid())
+		o.Consumer = redisstream.ConsumerName()
 	}
 	if o.ClaimAfter <= 0 {
 		o.ClaimAfter = DefaultClaimAfter

@@ -13,6 +13,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
+	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
 
 // writeTimeout bounds one Redis write (a response entry, the ack).
@@ -166,7 +167,7 @@ func (c *Consumer) write(req request, payload []byte, final bool) error {
 	})
 	pipe.Expire(ctx, req.reply, c.opts.ReplyTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return redisErr(err)
+		return redisstream.ShortErr(err)
 	}
 	return nil
 }
@@ -191,7 +192,7 @@ func (c *Consumer) writable(key string) (bool, error) {
 	defer cancel()
 	t, err := c.rdb.Type(ctx, key).Result()
 	if err != nil {
-		return false, redisErr(err)
+		return false, redisstream.ShortErr(err)
 	}
 	return t == "stream" || t == "none", nil
 }
@@ -205,7 +206,7 @@ func (c *Consumer) ack(id string) error {
 	pipe.XAck(ctx, c.opts.RequestStream, c.opts.Group, id)
 	pipe.XDel(ctx, c.opts.RequestStream, id)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return redisErr(err)
+		return redisstream.ShortErr(err)
 	}
 	return nil
 }
