@@ -1,8 +1,8 @@
 package tests
 
 // Two gateways on one Redis behind a real Caddy balancer (SCALE-4): a
-// third process of the same binary runs README's balancer config
-// ("Scaling out": reverse_proxy to both gateways) and every request of a
+// third process of the same binary runs docs/scaling.md's balancer config
+// (examples/redis-two-gateways/balancer.Caddyfile: reverse_proxy to both gateways) and every request of a
 // client goes through it, to whichever gateway it picks.
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
-// balancerSite is README's balancer site block (Scaling out, SCALE-4)
+// balancerSite is docs/scaling.md's balancer site block (SCALE-4)
 // with the gateways' addresses; TLS at the edge is left out (a loopback
 // http:// site).
 func balancerSite(upstreams ...string) string {

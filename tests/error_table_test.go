@@ -117,7 +117,7 @@ type etRow struct {
 }
 
 // The rows, as A2A 1.0.1 §5.4 writes them, plus the gateway's limits rows
-// (README "Authorization and rate limits").
+// (docs/configuration.md "Authorization and rate limits").
 var (
 	etTaskNotFound     = etRow{-32001, 404, "NOT_FOUND", codes.NotFound, "TASK_NOT_FOUND"}
 	etNotCancelable    = etRow{-32002, 400, "FAILED_PRECONDITION", codes.FailedPrecondition, "TASK_NOT_CANCELABLE"}

@@ -271,7 +271,7 @@ func TestOpsTurnLogLine(t *testing.T) {
 // configuration: Caddy (v2.11) clones each request, headers included, for
 // its access log before any handler runs, so a handler cannot hide a header
 // there; Caddy itself redacts Authorization, and the filter encoder of the
-// README redacts the API key header. The a2a_auth handler also removes the
+// docs/operations.md redacts the API key header. The a2a_auth handler also removes the
 // API key from the request it passes on, so later handlers and placeholders
 // never see it.
 func TestOpsAccessLogRedactsCredentials(t *testing.T) {

@@ -151,7 +151,7 @@ func etWantVersionError(t *testing.T, where string, code any, details any) {
 
 // TestRESTStatusQuerySpellings: §11.5 — `GET /tasks?status=` takes the
 // ProtoJSON name, its number, and the short form in any case; answers
-// carry the ProtoJSON names. An empty page is `"tasks":[]` (the README's
+// carry the ProtoJSON names. An empty page is `"tasks":[]` (docs/transports.md's
 // "required arrays" choice).
 func TestRESTStatusQuerySpellings(t *testing.T) {
 	gw := startErrorTableGateway(t)
