@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -132,25 +133,14 @@ func (s *SQLite) pruneRows(ctx context.Context, scan, del string, cut int64, bat
 	total := 0
 	var after int64
 	for ctx.Err() == nil {
-		rows, err := s.rdb.QueryContext(ctx, scan, after, cut, batch)
+		ids, err := scanColumn[int64](s.rdb.QueryContext(ctx, scan, after, cut, batch))
 		if err != nil {
-			return total, err
-		}
-		var ids []int64
-		for rows.Next() {
-			if err := rows.Scan(&after); err != nil {
-				rows.Close()
-				return total, err
-			}
-			ids = append(ids, after)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return total, err
 		}
 		if len(ids) == 0 {
 			break
 		}
+		after = ids[len(ids)-1]
 		n := len(ids)
 		if !dryRun {
 			if n, err = deleteEach(ctx, s, del, ids, cut); err != nil {
@@ -169,21 +159,8 @@ func (s *SQLite) pruneRows(ctx context.Context, scan, del string, cut int64, bat
 func (s *SQLite) pruneDead(ctx context.Context, cut int64, batch int, dryRun bool) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
-		rows, err := s.rdb.QueryContext(ctx, pruneScanDead+" OFFSET ?", cut, batch, map[bool]int{true: total, false: 0}[dryRun])
+		ids, err := scanColumn[string](s.rdb.QueryContext(ctx, pruneScanDead+" OFFSET ?", cut, batch, map[bool]int{true: total, false: 0}[dryRun]))
 		if err != nil {
-			return total, err
-		}
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return total, err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return total, err
 		}
 		if len(ids) == 0 {
@@ -204,6 +181,24 @@ func (s *SQLite) pruneDead(ctx context.Context, cut int64, batch int, dryRun boo
 		}
 	}
 	return total, ctx.Err()
+}
+
+// scanColumn reads the one column of every row a query returned (the
+// query's own error first) and closes the rows.
+func scanColumn[T any](rows *sql.Rows, err error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // deleteEach runs del (id, cut) for every id in one write transaction and
