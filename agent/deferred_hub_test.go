@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -17,20 +15,7 @@ import (
 func newDeferredEnv(t *testing.T, d *store.Deferred, cfg Config) *testEnv {
 	t.Helper()
 	hub := NewDeferredHub(d)
-	svc := NewService(hub, cfg)
-	h := NewHTTPHandler(svc, TransportConfig{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
-			http.Error(w, "not an A2A route", http.StatusTeapot)
-		}
-	}))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		_ = hub.Close()
-		srv.Close()
-		_ = d.Close()
-	})
-	return &testEnv{t: t, hub: hub, svc: svc, h: h, srv: srv}
+	return serveTestEnv(t, hub, NewService(hub, cfg), TransportConfig{}, func() { _ = d.Close() })
 }
 
 // TestDeferredHubReadsCapabilitiesAtOpen (OPS-6, SCALE-1): a hub built

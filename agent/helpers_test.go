@@ -115,23 +115,33 @@ func newTestEnvTransport(t *testing.T, st *store.SQLite, cfg Config, tc Transpor
 	if err != nil {
 		t.Fatalf("NewHub: %v", err)
 	}
-	svc := NewService(hub, cfg)
+	e := serveTestEnv(t, hub, NewService(hub, cfg), tc, func() {
+		if closeStore {
+			_ = st.Close()
+		}
+	})
+	e.st = st
+	return e
+}
+
+// serveTestEnv serves svc (on hub) over its HTTP bindings with tc on an
+// httptest server. Cleanup closes the connections, the hub, the server,
+// then runs closeStore.
+func serveTestEnv(t *testing.T, hub *Hub, svc *Service, tc TransportConfig, closeStore func()) *testEnv {
+	t.Helper()
 	h := NewHTTPHandler(svc, tc)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
 			http.Error(w, "not an A2A route", http.StatusTeapot)
 		}
 	}))
-	e := &testEnv{t: t, st: st, hub: hub, svc: svc, h: h, srv: srv}
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		_ = hub.Close()
 		srv.Close()
-		if closeStore {
-			_ = st.Close()
-		}
+		closeStore()
 	})
-	return e
+	return &testEnv{t: t, hub: hub, svc: svc, h: h, srv: srv}
 }
 
 // ---------------------------------------------------------------- JSON-RPC

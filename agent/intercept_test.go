@@ -6,41 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 )
-
-// requests reads caddy_a2a_requests_total{binding,method,outcome} of m.
-func requests(t *testing.T, m *agent.Metrics, binding, method, outcome string) float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(m); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "caddy_a2a_requests_total" {
-			continue
-		}
-		for _, mt := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, lp := range mt.GetLabel() {
-				labels[lp.GetName()] = lp.GetValue()
-			}
-			if labels["binding"] == binding && labels["method"] == method && labels["outcome"] == outcome {
-				return mt.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
 
 func textMessage(text string) *a2a.SendMessageRequest {
 	return &a2a.SendMessageRequest{Message: &a2a.Message{MessageID: "m-" + text, Role: a2a.RoleUser, Parts: []a2a.Part{{Text: &text}}}}
@@ -135,10 +105,10 @@ func TestNewHandlerNegotiatesInvalidNotRefused(t *testing.T) {
 	if _, err := h.ListTasks(ctx, old, &a2a.ListTasksRequest{}); a2a.AsError(err).Code != a2a.CodeVersionNotSupported {
 		t.Errorf("ListTasks with version 0.3 = %v, want VersionNotSupportedError", err)
 	}
-	if n := requests(t, m, "probe", a2a.MethodSendMessage, "VERSION_NOT_SUPPORTED"); n != 1 {
+	if n := agenttest.Requests(t, m, "probe", a2a.MethodSendMessage, "VERSION_NOT_SUPPORTED"); n != 1 {
 		t.Errorf("version refusals of SendMessage counted %v times, want 1", n)
 	}
-	if n := requests(t, m, "probe", a2a.MethodSendMessage, "INVALID_PARAMS"); n != 1 {
+	if n := agenttest.Requests(t, m, "probe", a2a.MethodSendMessage, "INVALID_PARAMS"); n != 1 {
 		t.Errorf("carrier refusals counted %v times, want 1", n)
 	}
 
@@ -153,7 +123,7 @@ func TestNewHandlerNegotiatesInvalidNotRefused(t *testing.T) {
 	if method, _, _ := info.Get(); method != a2a.MethodListTasks {
 		t.Errorf("RequestInfo method = %q", method)
 	}
-	if n := requests(t, m, "probe", a2a.MethodListTasks, "ok"); n != 1 {
+	if n := agenttest.Requests(t, m, "probe", a2a.MethodListTasks, "ok"); n != 1 {
 		t.Errorf("ListTasks ok counted %v times, want 1", n)
 	}
 }

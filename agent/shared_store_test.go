@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -68,20 +66,7 @@ func newSharedEnvMax(t *testing.T, addr string, maxBlob int64, cfg Config) *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := NewService(hub, cfg)
-	h := NewHTTPHandler(svc, TransportConfig{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.Serve(w, r, r.Header.Get(principalHeader)) {
-			http.Error(w, "not an A2A route", http.StatusTeapot)
-		}
-	}))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		_ = hub.Close()
-		srv.Close()
-		_ = st.Close()
-	})
-	return &testEnv{t: t, hub: hub, svc: svc, h: h, srv: srv}
+	return serveTestEnv(t, hub, NewService(hub, cfg), TransportConfig{}, func() { _ = st.Close() })
 }
 
 // TestSharedContextLease (SCALE-3): two instances on one Redis store. A

@@ -1,6 +1,6 @@
 // Package agenttest holds test fixtures for the bindings: an agent.Service
-// over a real SQLite store, its open-stream gauge and a wait for a task's
-// state. Only tests import it.
+// over a real SQLite store, its open-stream gauge and request counter, and
+// a wait for a task's state. Only tests import it.
 package agenttest
 
 import (
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -47,6 +48,33 @@ func Service(t testing.TB, cfg agent.Config) (*agent.Service, *agent.Metrics) {
 // sees it.
 func OpenStreams(t testing.TB, m *agent.Metrics) float64 {
 	t.Helper()
+	for _, mt := range gather(t, m, "caddy_a2a_open_streams") {
+		return mt.GetGauge().GetValue()
+	}
+	t.Fatal("no caddy_a2a_open_streams gauge")
+	return 0
+}
+
+// Requests reads caddy_a2a_requests_total{binding,method,outcome} of m (0
+// when that series was never counted).
+func Requests(t testing.TB, m *agent.Metrics, binding, method, outcome string) float64 {
+	t.Helper()
+	want := map[string]string{"binding": binding, "method": method, "outcome": outcome}
+	for _, mt := range gather(t, m, "caddy_a2a_requests_total") {
+		match := true
+		for _, lp := range mt.GetLabel() {
+			match = match && want[lp.GetName()] == lp.GetValue()
+		}
+		if match {
+			return mt.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// gather returns the series of the metric name of m, as a scrape sees them.
+func gather(t testing.TB, m *agent.Metrics, name string) []*dto.Metric {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(m); err != nil {
 		t.Fatal(err)
@@ -56,12 +84,11 @@ func OpenStreams(t testing.TB, m *agent.Metrics) float64 {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == "caddy_a2a_open_streams" && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetGauge().GetValue()
+		if mf.GetName() == name {
+			return mf.GetMetric()
 		}
 	}
-	t.Fatal("no caddy_a2a_open_streams gauge")
-	return 0
+	return nil
 }
 
 // WaitState waits up to 10s for task id of svc to be in state want; the

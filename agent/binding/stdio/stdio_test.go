@@ -15,6 +15,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
@@ -170,39 +171,9 @@ func TestStdioUnary(t *testing.T) {
 	if _, err := e.svc.GetTask(t.Context(), agent.Call{Principal: "bob", Version: "1.0"}, &a2a.GetTaskRequest{ID: task.ID}); err == nil {
 		t.Fatal("another principal can read the stdio session's task")
 	}
-	if got := requestsOK(t, e.metrics, a2a.MethodSendMessage); got != 1 {
+	if got := agenttest.Requests(t, e.metrics, agent.BindingStdio, a2a.MethodSendMessage, "ok"); got != 1 {
 		t.Fatalf("caddy_a2a_requests_total{binding=stdio,method=SendMessage,outcome=ok} = %v, want 1", got)
 	}
-}
-
-// requestsOK returns the request counter of method under the stdio binding
-// with outcome ok.
-func requestsOK(t *testing.T, m *agent.Metrics, method string) float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(m); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "caddy_a2a_requests_total" {
-			continue
-		}
-		for _, mt := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, lp := range mt.GetLabel() {
-				labels[lp.GetName()] = lp.GetValue()
-			}
-			if labels["binding"] == agent.BindingStdio && labels["method"] == method && labels["outcome"] == "ok" {
-				return mt.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no caddy_a2a_requests_total{binding=%q,method=%q,outcome=ok}", agent.BindingStdio, method)
-	return 0
 }
 
 // XPORT-4: the events of a stream are responses with the request's id; the
