@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Readiness parts of a store (OPS-8): a load balancer's readiness probe
@@ -59,7 +62,7 @@ func (s *Redis) Check(ctx context.Context) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	if err := s.c.Ping(ctx).Err(); err != nil {
+	if err := s.probe.Ping(ctx, s.c); err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
@@ -113,4 +116,70 @@ func (d *Deferred) Check(ctx context.Context) error {
 		return c.Check(ctx)
 	}
 	return nil
+}
+
+// ProbeClient returns a client on c's servers for readiness checks (OPS-8):
+// one connection, no command retry and one dial attempt, so that a server
+// that refuses connections fails the check at once, not after the retry
+// and dial backoff of c. For a client of another type it returns c itself
+// (closeIt false).
+func ProbeClient(c redis.UniversalClient) (probe redis.UniversalClient, closeIt bool) {
+	switch cc := c.(type) {
+	case *redis.Client:
+		o := *cc.Options()
+		o.MaxRetries, o.DialerRetries, o.PoolSize, o.MinIdleConns, o.MaxIdleConns = -1, 1, 1, 0, 1
+		return redis.NewClient(&o), true
+	case *redis.ClusterClient:
+		o := *cc.Options()
+		o.MaxRetries, o.DialerRetries, o.PoolSize, o.MinIdleConns, o.MaxIdleConns = -1, 1, 1, 0, 1
+		return redis.NewClusterClient(&o), true
+	}
+	return c, false
+}
+
+// RedisProbe pings for readiness checks (OPS-8) on a ProbeClient of a
+// handle's client, made at the first Ping and dropped after a failure, so
+// that the next Ping dials afresh (a pool that saw dial errors waits
+// before dialing again). The zero value is ready to use.
+type RedisProbe struct {
+	mu      sync.Mutex
+	c       redis.UniversalClient
+	closeIt bool
+	closed  bool
+}
+
+// Ping sends PING to the servers of c on the probe client; after Close
+// it returns ErrClosed.
+func (p *RedisProbe) Ping(ctx context.Context, c redis.UniversalClient) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	if p.c == nil {
+		p.c, p.closeIt = ProbeClient(c)
+	}
+	pc, closeIt := p.c, p.closeIt
+	p.mu.Unlock()
+	err := pc.Ping(ctx).Err()
+	if err != nil && closeIt {
+		p.mu.Lock()
+		if p.c == pc {
+			p.c = nil
+			_ = pc.Close()
+		}
+		p.mu.Unlock()
+	}
+	return err
+}
+
+// Close closes the probe client; later Pings return ErrClosed.
+func (p *RedisProbe) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.c != nil && p.closeIt {
+		_ = p.c.Close()
+	}
+	p.c = nil
 }
