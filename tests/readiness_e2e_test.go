@@ -6,6 +6,7 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -129,5 +130,63 @@ func TestReadinessRedisOutage(t *testing.T) {
 	}
 	if code, body := probe(t, gw.URL+"/health"); code != http.StatusOK || body != `{"status":"healthy"}` {
 		t.Fatalf("liveness after the outage: %d %s", code, body)
+	}
+}
+
+// readyBalancerSite is the balancer of the readiness docs (OPS-8): the
+// active check asks readiness, a failed request marks its upstream down
+// (passive), and a request whose upstream refuses the connection is
+// retried on the other one within lb_try_duration.
+func readyBalancerSite(upstreams ...string) string {
+	return "reverse_proxy " + strings.Join(upstreams, " ") + ` {
+	lb_policy round_robin
+	lb_try_duration 5s
+	lb_try_interval 250ms
+	health_uri /health?ready=1
+	health_interval 2s
+	health_timeout 2s
+	fail_duration 30s
+	max_fails 1
+	flush_interval -1
+	stream_timeout 24h
+	stream_close_delay 5m
+}`
+}
+
+// TestReadinessBalancerKill: two gateways on one Redis behind the
+// documented balancer; kill -9 one, and every one of the next calls
+// through the balancer succeeds (a dead upstream costs a retry, not an
+// error).
+func TestReadinessBalancerKill(t *testing.T) {
+	addr := harness.StartRedis(t)
+	site := "a2a {\n\tcard {\n\t\tname balanced-ready\n\t}\n\tbackend echo\n}"
+	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})
+	for _, g := range gws {
+		if code, body := waitReady(t, g.URL+"/health?ready=1", 10*time.Second); code != http.StatusOK {
+			t.Fatalf("gateway not ready: %d %s", code, body)
+		}
+	}
+	lb := harness.StartGatewayWith(t, readyBalancerSite(gws[0].Addr, gws[1].Addr), harness.Options{})
+	send := func(i int) (int, map[string]any, map[string]any, string) {
+		r := harness.At(lb.URL).Call(t, "SendMessage", map[string]any{"message": scaleMsg(fmt.Sprint("call ", i), "", "")})
+		return r.StatusCode, r.Result, r.Error, string(r.Raw)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ { // the balancer is up and both upstreams answer
+		if code, res, _, _ := send(i); code == http.StatusOK && res != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the balancer did not answer")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	gws[0].Kill()
+	const n = 8
+	for i := range n {
+		code, res, rpcErr, raw := send(100 + i)
+		if code != http.StatusOK || res == nil || rpcErr != nil {
+			t.Fatalf("call %d of %d after kill -9 of one gateway: %d %s", i+1, n, code, raw)
+		}
 	}
 }
