@@ -139,7 +139,7 @@ func TestReadinessRedisOutage(t *testing.T) {
 // retried on the other one within lb_try_duration.
 func readyBalancerSite(upstreams ...string) string {
 	return "reverse_proxy " + strings.Join(upstreams, " ") + ` {
-	lb_policy round_robin
+	lb_policy least_conn
 	lb_try_duration 5s
 	lb_try_interval 250ms
 	health_uri /health?ready=1
