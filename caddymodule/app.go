@@ -91,6 +91,8 @@ type App struct {
 	site *siteState
 	// listenKeys are the address locks this config holds (listeners.go).
 	listenKeys []string
+	// ready answers readiness probes (readiness.go, OPS-8).
+	ready *readyState
 }
 
 // CaddyModule returns the Caddy module information.
@@ -159,6 +161,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.ctx = ctx
 	a.site = &siteState{}
+	a.ready = &readyState{}
 	if a.DataDir == "" {
 		a.DataDir = "./data"
 	}

@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
@@ -13,9 +14,14 @@ func init() {
 }
 
 // HealthHandler answers GET (and HEAD) /health with 200 and
-// {"status":"healthy"}; every other request goes to the next handler. It is
-// public: the a2a directive puts it before authentication.
-type HealthHandler struct{}
+// {"status":"healthy"} (liveness), and /health?ready=1 with readiness
+// (OPS-8): 200 when the store, the redis-streams push queue and the
+// instance lease are usable, else 503, both with a JSON body naming each
+// check. Every other request goes to the next handler. It is public: the
+// a2a directive puts it before authentication.
+type HealthHandler struct {
+	app *App // the config's a2a app (readiness); nil if not provisioned
+}
 
 // CaddyModule returns the Caddy module information.
 func (HealthHandler) CaddyModule() caddy.ModuleInfo {
@@ -25,6 +31,16 @@ func (HealthHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// Provision finds the config's a2a app, whose store readiness checks.
+func (h *HealthHandler) Provision(ctx caddy.Context) error {
+	appIface, err := ctx.App("a2a")
+	if err != nil {
+		return fmt.Errorf("loading the a2a app: %w", err)
+	}
+	h.app = appIface.(*App)
+	return nil
+}
+
 var healthBody = []byte(`{"status":"healthy"}`)
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -32,14 +48,16 @@ func (h *HealthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next c
 	if r.URL.Path != "/health" {
 		return next.ServeHTTP(w, r) // from a small frame: see AuthHandler.ServeHTTP
 	}
+	if r.URL.RawQuery != "" && r.URL.Query().Get("ready") == "1" {
+		return h.serveReady(w, r)
+	}
 	return serveHealth(w, r)
 }
 
 // serveHealth answers GET and HEAD /health.
 func serveHealth(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		return caddyhttp.Error(http.StatusMethodNotAllowed, errors.New("health: method not allowed"))
+	if err := healthMethod(w, r); err != nil {
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -50,4 +68,38 @@ func serveHealth(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-var _ caddyhttp.MiddlewareHandler = (*HealthHandler)(nil)
+// serveReady answers GET and HEAD /health?ready=1 (OPS-8).
+func (h *HealthHandler) serveReady(w http.ResponseWriter, r *http.Request) error {
+	if err := healthMethod(w, r); err != nil {
+		return err
+	}
+	res := notConfigured
+	if h.app != nil && h.app.shared != nil && h.app.ready != nil {
+		res = h.app.probe(r.Context())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if res.Ready {
+		w.WriteHeader(http.StatusOK)
+	} else {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(res.Body)
+	}
+	return nil
+}
+
+// healthMethod refuses methods other than GET and HEAD.
+func healthMethod(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		return caddyhttp.Error(http.StatusMethodNotAllowed, errors.New("health: method not allowed"))
+	}
+	return nil
+}
+
+var (
+	_ caddyhttp.MiddlewareHandler = (*HealthHandler)(nil)
+	_ caddy.Provisioner           = (*HealthHandler)(nil)
+)

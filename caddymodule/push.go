@@ -161,6 +161,9 @@ type pushEngineRef struct {
 	queue  push.Queue
 	keys   *push.KeyRing // empty until load
 	dir    string
+	// check pings the redis-streams queue (readiness, OPS-8); nil for
+	// the local queue, which lives in the store.
+	check func(context.Context) error
 
 	loadOnce sync.Once
 	loadErr  error
@@ -223,16 +226,17 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, e
 		// The data directory's key ring is loaded by App.Start (OPS-6).
 		kr := new(push.KeyRing)
 		var q push.Queue
+		var check func(context.Context) error
 		if queue == pushQueueRedis {
 			rq, err := push.OpenRedisQueue(ropts, ps, logger.Named("push"))
 			if err != nil {
 				return nil, fmt.Errorf("push: %w", err)
 			}
-			q = rq
+			q, check = rq, rq.Check
 		} else {
 			q = push.NewLocalQueue(ps, pc.Lease)
 		}
-		return &pushEngineRef{engine: push.NewEngine(q, kr, pc.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir, loaded: make(chan struct{})}, nil
+		return &pushEngineRef{engine: push.NewEngine(q, kr, pc.Workers, settings, logger.Named("push")), queue: q, keys: kr, dir: dir, loaded: make(chan struct{}), check: check}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ type RedisQueue struct {
 	reclaimed chan redis.XMessage
 	ownsConn  bool
 	closeMu   sync.Once
+	probe     store.RedisProbe // the readiness check's client (check.go)
 }
 
 // NewRedisQueue returns the queue; outbox may be nil when this process only
@@ -83,6 +84,7 @@ func (q *RedisQueue) ensureGroup(ctx context.Context) error {
 func (q *RedisQueue) Close() error {
 	var err error
 	q.closeMu.Do(func() {
+		q.probe.Close()
 		if q.ownsConn {
 			err = q.rdb.Close()
 		}

@@ -27,6 +27,11 @@ type Capabilities struct {
 	Blobs BlobStore
 	// Pruner runs retention passes (OPS-5).
 	Pruner Pruner
+	// Checker answers the readiness probe: can the store serve now (OPS-8).
+	Checker Checker
+	// Lease reports whether this instance's heartbeat lease is current
+	// (SCALE-2, OPS-8); set by stores that hold one.
+	Lease LeaseChecker
 }
 
 // Capable is a store that says what it can do: SQLite and Redis. Deferred
@@ -40,13 +45,17 @@ type Capable interface {
 // Capabilities implements Capable: tasks, contexts, no-wait writes, push,
 // the event log, sent messages and pruning; nothing shared.
 func (s *SQLite) Capabilities() Capabilities {
-	return Capabilities{Store: s, NoWait: s, Push: s, Events: s, Sent: s, Pruner: s}
+	return Capabilities{Store: s, NoWait: s, Push: s, Events: s, Sent: s, Pruner: s, Checker: s}
 }
 
 // Capabilities implements Capable: every part, shared across instances.
 func (s *Redis) Capabilities() Capabilities {
-	return Capabilities{Store: s, NoWait: s, Push: s, Events: s, Sent: s, Pruner: s,
-		Shared: s, Leaser: s, Creator: s, Blobs: s}
+	c := Capabilities{Store: s, NoWait: s, Push: s, Events: s, Sent: s, Pruner: s,
+		Shared: s, Leaser: s, Creator: s, Blobs: s, Checker: s}
+	if s.inst != nil {
+		c.Lease = s
+	}
+	return c
 }
 
 var (

@@ -78,6 +78,7 @@ type Redis struct {
 	wg      sync.WaitGroup // no-wait writes in flight
 	inst    *redisInstance // the heartbeat lease (SCALE-2)
 	evTTL   time.Duration  // event log expiry after a final state (≤ 0: none)
+	probe   RedisProbe     // the readiness check's client (check.go)
 
 	pruneMu    sync.Mutex
 	prunedSeen string // the last entry of the pruned-tasks stream read (redis_prune.go)
@@ -140,6 +141,7 @@ func (s *Redis) Close() error {
 	s.stopInstance()
 	s.closed.Store(true)
 	s.wg.Wait()
+	s.probe.Close()
 	if err := s.c.Close(); err != nil {
 		return fmt.Errorf("closing redis store: %w", err)
 	}

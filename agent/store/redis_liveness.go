@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -47,6 +48,7 @@ type redisInstance struct {
 	mu      sync.Mutex
 	unmoved map[string]bool // tasks whose pending push jobs a move failed to queue (cluster)
 	tracked sync.Map        // task id → struct{}: in this instance's running set
+	renewed atomic.Int64    // unix ms of the last renewal Redis acknowledged (OPS-8)
 }
 
 func (s *Redis) liveKey() string               { return s.p + "{i}:live" }
@@ -79,10 +81,12 @@ func (s *Redis) startInstance(ctx context.Context, lease time.Duration, msg stri
 
 // heartbeat renews the lease.
 func (s *Redis) heartbeat(ctx context.Context) error {
-	end := time.Now().Add(s.inst.lease).UnixMilli()
+	start := time.Now()
+	end := start.Add(s.inst.lease).UnixMilli()
 	if err := s.c.ZAdd(ctx, s.liveKey(), redis.Z{Score: float64(end), Member: s.inst.id}).Err(); err != nil {
 		return s.opErr("renewing the instance lease", err)
 	}
+	s.inst.renewed.Store(start.UnixMilli())
 	return nil
 }
 
