@@ -2,8 +2,8 @@ package caddymodule
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -20,7 +20,10 @@ func init() {
 // check. Every other request goes to the next handler. It is public: the
 // a2a directive puts it before authentication.
 type HealthHandler struct {
-	app *App // the config's a2a app (readiness); nil if not provisioned
+	// app finds the config's a2a app (readiness) at the first readiness
+	// probe: the a2a handlers of the config have loaded it by then. Nil
+	// when the config has none.
+	app func() *App
 }
 
 // CaddyModule returns the Caddy module information.
@@ -31,13 +34,19 @@ func (HealthHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision finds the config's a2a app, whose store readiness checks.
+// Provision arranges to find the config's a2a app, whose store readiness
+// checks. The app is not loaded here: a config whose health handler
+// stands without an a2a handler must not start one (nor open a data
+// directory).
 func (h *HealthHandler) Provision(ctx caddy.Context) error {
-	appIface, err := ctx.App("a2a")
-	if err != nil {
-		return fmt.Errorf("loading the a2a app: %w", err)
-	}
-	h.app = appIface.(*App)
+	h.app = sync.OnceValue(func() *App {
+		app, err := ctx.AppIfConfigured("a2a")
+		if err != nil {
+			return nil
+		}
+		a, _ := app.(*App)
+		return a
+	})
 	return nil
 }
 
@@ -73,9 +82,14 @@ func (h *HealthHandler) serveReady(w http.ResponseWriter, r *http.Request) error
 	if err := healthMethod(w, r); err != nil {
 		return err
 	}
-	res := notConfigured
-	if h.app != nil && h.app.shared != nil && h.app.ready != nil {
-		res = h.app.probe(r.Context())
+	res := nothingToCheck // no a2a app in the config: no store, no queue
+	if h.app != nil {
+		if app := h.app(); app != nil {
+			res = notConfigured
+			if app.shared != nil && app.ready != nil {
+				res = app.probe(r.Context())
+			}
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

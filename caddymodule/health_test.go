@@ -30,9 +30,13 @@ func TestHealthReadiness(t *testing.T) {
 	if w := serve(http.MethodGet, "/health?ready=0"); w.Code != 200 || w.Body.String() != `{"status":"healthy"}` {
 		t.Fatalf("ready=0 is liveness: %d %s", w.Code, w.Body)
 	}
+	h.app = func() *App { return nil } // a config without an a2a app
+	if w := serve(http.MethodGet, "/health?ready=1"); w.Code != 200 || w.Body.String() != `{"status":"ready","checks":{}}` {
+		t.Fatalf("readiness without an a2a app: %d %s", w.Code, w.Body)
+	}
 	sh := newShared(t.TempDir(), "full")
 	t.Cleanup(func() { _ = sh.hub.Close() })
-	h.app = &App{shared: sh, ready: &readyState{}}
+	h.app = func() *App { return &App{shared: sh, ready: &readyState{}} }
 	want := `{"status":"unready","checks":{"store":{"ok":false,"reason":"sqlite: starting"}}}`
 	if w := serve(http.MethodGet, "/health?ready=1"); w.Code != 503 || w.Body.String() != want ||
 		w.Header().Get("Cache-Control") != "no-store" || w.Header().Get("Content-Type") != "application/json" {

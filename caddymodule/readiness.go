@@ -62,6 +62,10 @@ func (a *App) readyChecks() []readiness.Check {
 	return checks
 }
 
-// notConfigured is the readiness answer of a health handler without an
-// a2a app (never provisioned).
+// nothingToCheck is the readiness answer of a health handler in a config
+// without an a2a app: it has no store or queue to check.
+var nothingToCheck = readiness.Result{Ready: true, Body: []byte(`{"status":"ready","checks":{}}`)}
+
+// notConfigured is the readiness answer while the a2a app is not
+// provisioned.
 var notConfigured = readiness.Result{Body: []byte(`{"status":"unready","checks":{"store":{"ok":false,"reason":"` + readiness.Starting + `"}}}`)}
