@@ -77,6 +77,23 @@ func TestStartupErrorRedisUnreachable(t *testing.T) {
 	}
 }
 
+// OPS-9: the push queue and redis_rpc name their Redis too, without the
+// password.
+func TestStartupErrorRedisCarriers(t *testing.T) {
+	for name, body := range map[string]string{
+		"push queue": "\t\tpush {\n\t\t\tqueue redis-streams {\n\t\t\t\tredis_url redis://:s3cret@127.0.0.1:1/0\n\t\t\t}\n\t\t}",
+		"redis_rpc":  "\t\tredis_rpc {\n\t\t\turl redis://:s3cret@127.0.0.1:1/0\n\t\t}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			line := startupFails(t, "run", "\ta2a {\n\t\tdata_dir "+t.TempDir()+"\n\t}\n", body)
+			wantAll(t, line, "redis://127.0.0.1:1/0", "connection refused")
+			if strings.Contains(line, "s3cret") {
+				t.Errorf("the error line holds the password:\n%s", line)
+			}
+		})
+	}
+}
+
 // OPS-9: an exec program that cannot be started fails `caddy validate`
 // (provision), naming the program and the reason, instead of the first
 // turn.
