@@ -115,11 +115,14 @@ func unauthenticated(status, asks string, sent bool) error {
 }
 
 // denied is the error of a method the agent's limits refuse this caller;
-// why is the server's message ("This caller may not use SendMessage").
+// why is the server's message ("This caller may not use SendMessage"), ""
+// when the answer had none (a 403 from something else than the agent).
 func denied(status, why string, sent bool) error {
-	msg := "access denied (" + status + "): not allowed by the agent's limits"
+	msg := "access denied (" + status + ")"
 	if why != "" {
-		msg += ": " + why
+		// The error body of an A2A server: a caddy-a2a gateway answers
+		// 403 only for its limits.
+		msg += ": not allowed by the agent's limits: " + why
 	}
 	if !sent {
 		msg += "; to call as a principal the limits allow, " + credentialHint
