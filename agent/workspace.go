@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,7 +144,7 @@ func MarkStateDir(dir string) error {
 		return nil
 	}
 	if err != nil {
-		return errors.New("writing the state marker in the data directory failed")
+		return fmt.Errorf("cannot write the state marker in the data directory: %w", err)
 	}
 	_, werr := f.WriteString("caddy-a2a data directory: never readable through A2A input (INPUT-1a).\n")
 	return errors.Join(werr, f.Close())

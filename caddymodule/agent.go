@@ -356,11 +356,7 @@ func (h *AgentHandler) workspace() (*agent.Workspace, error) {
 	if len(roots) == 0 {
 		roots = agent.DefaultRoots(wd)
 	}
-	def := wd
-	if h.DefaultCwd != "" {
-		def = caddy.NewReplacer().ReplaceKnown(h.DefaultCwd, "")
-	}
-	ws := agent.NewWorkspace(def, roots)
+	ws := agent.NewWorkspace(h.defaultWorkspace(), roots)
 	ws.Denied = statePaths
 	if err := ws.CheckDefault(); err != nil {
 		if h.DefaultCwd == "" {

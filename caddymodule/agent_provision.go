@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -181,6 +182,14 @@ func (h *AgentHandler) loadBackend(ctx caddy.Context) (any, error) {
 	if h.BackendRaw == nil {
 		h.BackendRaw = json.RawMessage(`{"backend":"echo"}`)
 	}
+	var named struct {
+		Backend string `json:"backend"`
+	}
+	if json.Unmarshal(h.BackendRaw, &named) == nil {
+		if err := knownBackend(named.Backend); err != nil {
+			return nil, err
+		}
+	}
 	mod, err := ctx.LoadModule(h, "BackendRaw")
 	if err != nil {
 		return nil, fmt.Errorf("loading backend: %w", err)
@@ -192,8 +201,36 @@ func (h *AgentHandler) loadBackend(ctx caddy.Context) (any, error) {
 	if rb, ok := mod.(runtimeBackend); ok {
 		b = rb.runtimeBackend()
 	}
+	if pc, ok := mod.(interface{ checkProgram(dir string) error }); ok {
+		if err := pc.checkProgram(h.defaultWorkspace()); err != nil {
+			return nil, fmt.Errorf("backend %w", err)
+		}
+	}
 	h.backend = b
 	return mod, nil
+}
+
+// knownBackend refuses a backend name that no a2a.backends module is
+// registered under, naming the valid ones (OPS-9).
+func knownBackend(name string) error {
+	if _, err := caddy.GetModule("a2a.backends." + name); err == nil {
+		return nil
+	}
+	var names []string
+	for _, m := range caddy.GetModules("a2a.backends") {
+		names = append(names, m.ID.Name())
+	}
+	return fmt.Errorf("backend: unknown backend %q (want one of: %s)", name, strings.Join(names, ", "))
+}
+
+// defaultWorkspace is the directory a turn naming no cwd runs in:
+// default_cwd, else the working directory.
+func (h *AgentHandler) defaultWorkspace() string {
+	if h.DefaultCwd != "" {
+		return caddy.NewReplacer().ReplaceKnown(h.DefaultCwd, "")
+	}
+	wd, _ := os.Getwd()
+	return wd
 }
 
 // runtimeBackend is implemented by a backend module that delegates its

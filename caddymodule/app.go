@@ -281,7 +281,7 @@ func loadOrCreateKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("generating the page-token key: %w", err)
 	}
 	if err := os.WriteFile(path, key, 0o600); err != nil {
-		return nil, errors.New("writing the page-token key in the data directory failed")
+		return nil, fmt.Errorf("data_dir: cannot write the page-token key: %w", err)
 	}
 	return key, nil
 }

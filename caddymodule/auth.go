@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -81,6 +82,7 @@ func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	if h.Config.JWT != nil && h.Config.JWT.JWKSFile != "" {
 		denyStatePaths(repl.ReplaceKnown(h.Config.JWT.JWKSFile, "")) // INPUT-1a
 	}
+	logEnvAuth(h.logger, h.Config.EnvUsed(os.Getenv))
 	authn, warns, err := auth.New(h.Config, auth.Options{
 		Getenv:  os.Getenv,
 		Replace: func(s string) string { return repl.ReplaceKnown(s, "") },
@@ -99,6 +101,23 @@ func (h *AuthHandler) Provision(ctx caddy.Context) error {
 			zap.Int("principals", len(authn.Principals())))
 	}
 	return nil
+}
+
+// envAuthLogged holds the sets of environment variables already logged:
+// one line per process (not per site, nor per reload) for each.
+var envAuthLogged sync.Map
+
+// logEnvAuth says, once, which IACCODE_A2A_* variables enable auth and
+// how to turn them off (names only, never values).
+func logEnvAuth(logger *zap.Logger, used []string) {
+	if len(used) == 0 {
+		return
+	}
+	if _, seen := envAuthLogged.LoadOrStore(strings.Join(used, "|"), true); seen {
+		return
+	}
+	logger.Info("auth credentials from the environment: these variables enable auth on every a2a site of this process; set no_env in an auth block to ignore them there",
+		zap.Strings("variables", used))
 }
 
 // Authenticator returns the provisioned authenticator (nil before

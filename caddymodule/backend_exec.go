@@ -91,6 +91,10 @@ func (b *ExecBackend) Provision(ctx caddy.Context) error {
 // Validate checks the configuration.
 func (b *ExecBackend) Validate() error { return b.exec.Validate() }
 
+// checkProgram refuses, at provision, a program that cannot be started
+// from dir, the agent's default workspace (OPS-9).
+func (b *ExecBackend) checkProgram(dir string) error { return b.exec.CheckProgram(dir) }
+
 // RunTurn implements backend.Backend.
 func (b *ExecBackend) RunTurn(ctx context.Context, req *backend.TurnRequest, emit backend.Emit) error {
 	return b.exec.RunTurn(ctx, req, emit)

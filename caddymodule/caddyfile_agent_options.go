@@ -50,6 +50,9 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 			return true, d.ArgErr()
 		}
 		name := d.Val()
+		if err := knownBackend(name); err != nil {
+			return true, d.Err(err.Error())
+		}
 		unm, err := caddyfile.UnmarshalModule(d, "a2a.backends."+name)
 		if err != nil {
 			return true, err

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/jws"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
@@ -274,6 +275,10 @@ func (a *App) startPush() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := r.engine.Start(ctx)
 		cancel()
+		if rq, ok := r.queue.(*push.RedisQueue); ok && err != nil {
+			// OPS-9: name the Redis, without its credentials.
+			return fmt.Errorf("starting push workers (queue at %s): %w", store.RedisAddress([]string{rq.Options().URL}), err)
+		}
 		if err != nil {
 			return fmt.Errorf("starting push workers: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/redisrpc"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
@@ -165,7 +166,8 @@ func (a *App) startOne(run *redisRPCRun, h *AgentHandler, guard *AuthHandler) er
 	defer cancel()
 	if err := cons.Start(ctx); err != nil {
 		_ = rdb.Close()
-		return err
+		// OPS-9: name the Redis, without its credentials.
+		return fmt.Errorf("%w (redis at %s)", err, store.RedisAddress([]string{caddy.NewReplacer().ReplaceKnown(run.cfg.URL, "")}))
 	}
 	run.rdb, run.cons = rdb, cons
 	o := cons.Options()

@@ -9,10 +9,28 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
+
+// go-redis logs dial failures and the like on stderr in its own plain-text
+// format, which would mix into Caddy's JSON log: they go to Caddy's log at
+// debug level instead (the start-up error names the address and reason,
+// OPS-9). go-redis's messages carry addresses, never passwords.
+func init() { redis.SetLogger(redisLogger{}) }
+
+// redisLogger is go-redis's logger on Caddy's current default logger.
+type redisLogger struct{}
+
+// Printf implements go-redis's internal.Logging.
+func (redisLogger) Printf(_ context.Context, format string, v ...any) {
+	if l := caddy.Log(); l.Core().Enabled(zapcore.DebugLevel) {
+		l.Named("a2a.redis").Debug(fmt.Sprintf(format, v...))
+	}
+}
 
 // StoreRedis configures `store redis` (SCALE-1…3): the shared task store
 // of several gateway instances.
@@ -86,7 +104,7 @@ func (a *App) validateStore() error {
 // left WORKING by an instance are failed once its lease ended.
 func (s *sharedState) openRedis() error {
 	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
-		return errors.New("data_dir: creating the data directory failed")
+		return fmt.Errorf("data_dir: cannot create the data directory %s: %w", s.dataDir, err)
 	}
 	if err := agent.MarkStateDir(s.dataDir); err != nil { // INPUT-1a
 		return fmt.Errorf("data_dir: %w", err)

@@ -51,7 +51,7 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 	}
 	raw, err := cardfetch.Fetch(ctx, hc, cardURL, h, MaxCardSize)
 	if err != nil {
-		return nil, nil, fetchErr(cardURL, err)
+		return nil, nil, fetchErr(cardURL, err, Auth{APIKeyHeader: opts.Auth.APIKeyHeader}.sentIn(h))
 	}
 	var card a2a.AgentCard
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -67,9 +67,10 @@ func FetchCard(ctx context.Context, target string, opts Options) (*a2a.AgentCard
 }
 
 // fetchErr is the client error of a failed card fetch.
-func fetchErr(cardURL string, err error) error {
+// sent says whether the request carried a credential.
+func fetchErr(cardURL string, err error, sent bool) error {
 	if st, ok := errors.AsType[*cardfetch.StatusError](err); ok {
-		if e := authError(st.Code, st.Header); e != nil {
+		if e := authError(st.Code, st.Header, sent, nil); e != nil {
 			return e
 		}
 		return protocolf("fetching the agent card from %s: HTTP %d", cardfetch.RedactURL(cardURL), st.Code)

@@ -172,7 +172,7 @@ func (c *grpcTransport) Call(ctx context.Context, method string, params, out any
 		return err
 	}
 	if err := c.conn.Invoke(c.grpcContext(ctx), grpcService+method, req, resp); err != nil {
-		return grpcErr(ctx, method, err)
+		return c.grpcErr(ctx, method, err)
 	}
 	return grpcDecode(method, resp, out)
 }
@@ -207,13 +207,13 @@ func (c *grpcTransport) Stream(ctx context.Context, method string, params any, f
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
-	return grpcErr(ctx, method, err)
+	return c.grpcErr(ctx, method, err)
 }
 
 // grpcErr classifies a gRPC error like the HTTP ones: an A2A error from
 // the ErrorInfo reason, an auth error for UNAUTHENTICATED and
 // PERMISSION_DENIED, a transport error otherwise.
-func grpcErr(ctx context.Context, method string, err error) error {
+func (c *grpcTransport) grpcErr(ctx context.Context, method string, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return transportErr(method+" timed out", nil)
@@ -223,9 +223,9 @@ func grpcErr(ctx context.Context, method string, err error) error {
 	st := status.Convert(err)
 	switch st.Code() {
 	case codes.Unauthenticated:
-		return &Error{Kind: KindAuth, Msg: "authentication failed (gRPC UNAUTHENTICATED)"}
+		return unauthenticated("gRPC UNAUTHENTICATED", "", c.opts.Auth.sentIn(c.opts.Headers))
 	case codes.PermissionDenied:
-		return &Error{Kind: KindAuth, Msg: "access denied (gRPC PERMISSION_DENIED)"}
+		return denied("gRPC PERMISSION_DENIED", st.Message(), c.opts.Auth.sentIn(c.opts.Headers))
 	}
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == a2a.ErrorDomain {

@@ -75,9 +75,10 @@ func (h *httpCaller) do(req *http.Request) (*http.Response, error) {
 		}
 		return nil, transportErr("request to "+cardfetch.RedactURL(req.URL.String()), cleanNetErr(err))
 	}
-	if e := authError(resp.StatusCode, resp.Header); e != nil {
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		return nil, e
+		return nil, authError(resp.StatusCode, resp.Header, h.opts.Auth.sentIn(req.Header), body)
 	}
 	return resp, nil
 }

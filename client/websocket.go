@@ -79,7 +79,7 @@ func (c *wsTransport) wsConnection(ctx context.Context) (*wsConn, error) {
 	conn, resp, err := websocket.Dial(ctx, c.in.URL, &websocket.DialOptions{HTTPClient: c.hc, HTTPHeader: h})
 	if err != nil {
 		if resp != nil {
-			if e := authError(resp.StatusCode, resp.Header); e != nil {
+			if e := authError(resp.StatusCode, resp.Header, c.opts.Auth.sentIn(h), nil); e != nil {
 				return nil, e
 			}
 		}

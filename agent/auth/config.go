@@ -153,3 +153,32 @@ func (c Config) Schemes(getenv func(string) string) Schemes {
 	}
 	return s
 }
+
+// EnvUsed names the IACCODE_A2A_* variables that WithEnv takes into c
+// (none with c.NoEnv), each with what it enables, e.g.
+// "IACCODE_A2A_HTTP_TOKEN (bearer token of principal default)": the
+// names only, never the values. The gateway logs them at start, since
+// they turn auth on for every site that does not set no_env.
+func (c Config) EnvUsed(getenv func(string) string) []string {
+	if c.NoEnv || getenv == nil {
+		return nil
+	}
+	who := c.DefaultPrincipal
+	if who == "" {
+		who = "default"
+	}
+	var used []string
+	if c.Token == "" && getenv(EnvToken) != "" {
+		used = append(used, EnvToken+" (bearer token of principal "+who+")")
+	}
+	if c.Basic == nil && getenv(EnvBasicUsername) != "" && getenv(EnvBasicPassword) != "" {
+		used = append(used, EnvBasicUsername+" and "+EnvBasicPassword+" (HTTP Basic credentials of principal "+who+")")
+	}
+	if c.APIKey == "" && getenv(EnvAPIKey) != "" {
+		used = append(used, EnvAPIKey+" (API key of principal "+who+")")
+	}
+	if c.APIKeyHeader == "" && getenv(EnvAPIKeyHeader) != "" {
+		used = append(used, EnvAPIKeyHeader+" (the API key header)")
+	}
+	return used
+}

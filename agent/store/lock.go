@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,11 +29,11 @@ type DirLock struct {
 // diagnostics. The lock goes away with the process, even on kill -9.
 func LockDir(dir string) (*DirLock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, errors.New("cannot create the data directory")
+		return nil, fmt.Errorf("cannot create the data directory %s: %w", dir, err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, LockFileName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, errors.New("cannot open the lock file of the data directory")
+		return nil, fmt.Errorf("cannot open the lock file %s: %w", filepath.Join(dir, LockFileName), err)
 	}
 	if err := lockFile(f); err != nil {
 		_ = f.Close()

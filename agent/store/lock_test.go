@@ -109,3 +109,17 @@ func TestDeferredStore(t *testing.T) {
 		t.Fatalf("the Store of a closed, never opened Deferred: %v", err)
 	}
 }
+
+// OPS-9: a data directory that cannot be created is named, with the OS
+// reason.
+func TestLockDirNamesPathAndReason(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(file, "data")
+	_, err := LockDir(dir)
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("LockDir(%s) = %v, want the path and the OS reason", dir, err)
+	}
+}

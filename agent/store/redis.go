@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,7 +101,7 @@ func OpenRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 	}
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("opening redis store: %w", redisErr(err))
+		return nil, fmt.Errorf("opening redis store at %s: %w", RedisAddress(o.URLs), openErr(err))
 	}
 	p := o.KeyPrefix
 	if p == "" {
@@ -170,6 +171,25 @@ func redisErr(err error) error {
 		return err
 	}
 	return ErrUnavailable
+}
+
+// openErr is redisErr with the reason a connection failed, for the one
+// start-up line (OPS-9): "redis unreachable (connect: connection refused)".
+// The reason of a dial error names no address (the message names the
+// URL) and never a password.
+func openErr(err error) error {
+	re := redisErr(err)
+	if re != ErrUnavailable {
+		if errors.Is(re, context.DeadlineExceeded) {
+			return fmt.Errorf("%w (no answer in time)", ErrUnavailable)
+		}
+		return re
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return fmt.Errorf("%w (%s)", ErrUnavailable, oe.Err.Error())
+	}
+	return re
 }
 
 // ErrUnavailable is the error of a store operation that failed because

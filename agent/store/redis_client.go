@@ -11,6 +11,24 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// RedisAddress is urls as a message may name them: each URL without its
+// user, password, query (which may hold sentinel_password) and fragment,
+// comma-separated; "(invalid URL)" for one that does not parse.
+func RedisAddress(urls []string) string {
+	out := make([]string, len(urls))
+	for i, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			out[i] = "(invalid URL)"
+			continue
+		}
+		u.User = nil
+		u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+		out[i] = u.String()
+	}
+	return strings.Join(out, ", ")
+}
+
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 // newRedisClient builds the universal client of the store's URLs: one

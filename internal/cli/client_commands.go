@@ -20,7 +20,7 @@ func init() {
 // call, task get|list|cancel|subscribe, card get, push create|get|list|delete.
 func addClientCommands(root *cobra.Command) {
 	addCallCommand(root)
-	addTaskCommands(childCommand(root, "task", "Inspect and control tasks"))
+	addTaskCommands(taskCommand(root))
 	cget := &cobra.Command{Use: "get URL", Short: "Print an agent's card (pretty; --raw as served)", RunE: runE(runCardGet)}
 	addCommonFlags(cget)
 	cget.Flags().Bool("raw", false, "print the card exactly as served")

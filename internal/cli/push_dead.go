@@ -111,6 +111,10 @@ func runPushDeadList(cmd *cobra.Command, _ []string) error {
 		return exitWith(ExitTransport, fmt.Errorf("listing dead push deliveries: %w", err))
 	}
 	out := cmd.OutOrStdout()
+	if len(ds) == 0 && !asJSON {
+		// On stderr: stdout stays empty for scripts that count lines.
+		fmt.Fprintln(cmd.ErrOrStderr(), "no dead letters")
+	}
 	for _, d := range ds {
 		host := ""
 		if u, err := url.Parse(d.URL); err == nil {

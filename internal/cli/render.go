@@ -219,7 +219,8 @@ func (r *Renderer) setTask(id, ctx string, st a2a.TaskState) {
 
 // statusText prints the new part of a status message: agents stream the
 // answer as deltas and then repeat it whole in the final status, so text
-// that starts with what was already printed only adds its remainder.
+// that starts with what was already printed only adds its remainder, and
+// a final status repeating the last delta adds nothing.
 func (r *Renderer) statusText(taskID string, st a2a.TaskStatus) {
 	if st.Message == nil {
 		return
@@ -238,8 +239,9 @@ func (r *Renderer) statusText(taskID string, st a2a.TaskStatus) {
 	case strings.HasPrefix(t, done):
 		r.text(t[len(done):])
 		r.streamed[taskID] = t
-	case final && r.shownText[taskID+"\x00"+t]:
-		// already printed as an artifact
+	case final && (r.shownText[taskID+"\x00"+t] || strings.HasSuffix(done, t)):
+		// already printed: as an artifact, or as the last streamed delta
+		// that the final status repeats (an exec agent's end text)
 	case final:
 		// a closing message that does not continue the streamed text
 		if !r.lineStart {

@@ -14,13 +14,13 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
-// `caddy a2a tasks prune` (OPS-5): one retention pass over a data directory
+// `caddy a2a tasks prune` (also `task prune`, OPS-5): one retention pass over a data directory
 // that no gateway holds. A running gateway prunes itself with the a2a
 // app's retention block; the command takes the directory's lock, so it
 // refuses to run next to one.
 func init() {
 	registerSubcommand(func(root *cobra.Command) {
-		tasks := childCommand(root, "tasks", "Maintain the task store of a data directory")
+		tasks := taskCommand(root) // `tasks prune` and `task prune`
 		prune := &cobra.Command{
 			Use:   "prune --older-than DURATION",
 			Short: "Remove old tasks (and their push configs, inputs, unreferenced artifacts), idle contexts and dead letters",

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -48,6 +49,18 @@ func childCommand(parent *cobra.Command, name, short string) *cobra.Command {
 		return usagef("%q needs a subcommand (see '%s --help')", name, cmd.CommandPath())
 	})
 	parent.AddCommand(c)
+	return c
+}
+
+// taskCommand is `caddy a2a task`, also spelled `tasks`: the commands on
+// an agent's tasks (get, list, cancel, subscribe) and on a data
+// directory's task store (prune) share one parent, so either spelling
+// finds every one of them.
+func taskCommand(root *cobra.Command) *cobra.Command {
+	c := childCommand(root, "task", "Inspect and control tasks (also spelled tasks); prune a data directory's task store")
+	if !slices.Contains(c.Aliases, "tasks") {
+		c.Aliases = append(c.Aliases, "tasks")
+	}
 	return c
 }
 

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/client"
 )
 
@@ -31,6 +33,8 @@ func TestA2ACommandTree(t *testing.T) {
 		{"a2a", "call"}, {"a2a", "task", "get"}, {"a2a", "task", "list"}, {"a2a", "task", "cancel"},
 		{"a2a", "task", "subscribe"}, {"a2a", "card", "get"}, {"a2a", "push", "create"},
 		{"a2a", "push", "get"}, {"a2a", "push", "list"}, {"a2a", "push", "delete"},
+		// task and tasks are one parent: either spelling finds every child.
+		{"a2a", "tasks", "list"}, {"a2a", "tasks", "prune"}, {"a2a", "task", "prune"}, {"a2a", "tasks", "subscribe"},
 	} {
 		c, rest, err := root.Find(path)
 		if err != nil || len(rest) != 0 || c.Name() != path[len(path)-1] {
@@ -123,5 +127,23 @@ func TestA2AExitCodes(t *testing.T) {
 	}
 	if got := exitCodeOf(errors.New("x")); got != 3 {
 		t.Errorf("plain error exit code %d", got)
+	}
+}
+
+// An empty dead-letter list says so (on stderr, stdout stays empty).
+func TestPushDeadListEmpty(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenSQLite(filepath.Join(dir, "a2a.db"), store.SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	root, out, errb := buildTestA2A(t)
+	root.SetArgs([]string{"a2a", "push", "dead", "list", "--data-dir", dir})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("push dead list: %v (stderr %q)", err, errb.String())
+	}
+	if out.String() != "" || !strings.Contains(errb.String(), "no dead letters") {
+		t.Fatalf("stdout %q stderr %q, want \"no dead letters\" on stderr", out.String(), errb.String())
 	}
 }
