@@ -21,8 +21,13 @@ import (
 func balancerSite(upstreams ...string) string {
 	return "reverse_proxy " + strings.Join(upstreams, " ") + ` {
 	lb_policy least_conn
-	health_uri /health
-	health_interval 5s
+	lb_try_duration 5s
+	lb_try_interval 250ms
+	health_uri /health?ready=1
+	health_interval 2s
+	health_timeout 2s
+	fail_duration 30s
+	max_fails 1
 	flush_interval -1
 	stream_timeout 24h
 	stream_close_delay 5m

@@ -133,26 +133,6 @@ func TestReadinessRedisOutage(t *testing.T) {
 	}
 }
 
-// readyBalancerSite is the balancer of the readiness docs (OPS-8): the
-// active check asks readiness, a failed request marks its upstream down
-// (passive), and a request whose upstream refuses the connection is
-// retried on the other one within lb_try_duration.
-func readyBalancerSite(upstreams ...string) string {
-	return "reverse_proxy " + strings.Join(upstreams, " ") + ` {
-	lb_policy least_conn
-	lb_try_duration 5s
-	lb_try_interval 250ms
-	health_uri /health?ready=1
-	health_interval 2s
-	health_timeout 2s
-	fail_duration 30s
-	max_fails 1
-	flush_interval -1
-	stream_timeout 24h
-	stream_close_delay 5m
-}`
-}
-
 // TestReadinessBalancerKill: two gateways on one Redis behind the
 // documented balancer; kill -9 one, and every one of the next calls
 // through the balancer succeeds (a dead upstream costs a retry, not an
@@ -166,7 +146,7 @@ func TestReadinessBalancerKill(t *testing.T) {
 			t.Fatalf("gateway not ready: %d %s", code, body)
 		}
 	}
-	lb := harness.StartGatewayWith(t, readyBalancerSite(gws[0].Addr, gws[1].Addr), harness.Options{})
+	lb := harness.StartGatewayWith(t, balancerSite(gws[0].Addr, gws[1].Addr), harness.Options{})
 	send := func(i int) (int, map[string]any, map[string]any, string) {
 		r := harness.At(lb.URL).Call(t, "SendMessage", map[string]any{"message": scaleMsg(fmt.Sprint("call ", i), "", "")})
 		return r.StatusCode, r.Result, r.Error, string(r.Raw)
