@@ -207,6 +207,10 @@ type AgentHandler struct {
 	// application/grpc (TLS, or h2c with the server's `protocols h1 h2c`).
 	// Default: off.
 	GRPC bool `json:"grpc,omitempty"`
+	// GRPCReflection also serves gRPC server reflection (grpc.reflection.v1
+	// and v1alpha) describing lf.a2a.v1.A2AService, so grpcurl can list
+	// and call it without the .proto files. Needs GRPC. Default: off.
+	GRPCReflection bool `json:"grpc_reflection,omitempty"`
 
 	backend backend.Backend
 	hub     *agent.Hub

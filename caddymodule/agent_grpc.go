@@ -1,6 +1,10 @@
 package caddymodule
 
 import (
+	"errors"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
 )
@@ -22,5 +26,41 @@ func (h *AgentHandler) provisionGRPC() {
 	if !h.GRPC {
 		return
 	}
-	h.grpc = a2agrpc.New(h.handler.Dispatcher().Handler(), h.handler.Transport(), h.logger)
+	var opts []a2agrpc.Option
+	if h.GRPCReflection {
+		opts = append(opts, a2agrpc.WithReflection())
+	}
+	h.grpc = a2agrpc.New(h.handler.Dispatcher().Handler(), h.handler.Transport(), h.logger, opts...)
+}
+
+// validateGRPC checks that grpc_reflection comes with grpc.
+func (h *AgentHandler) validateGRPC() error {
+	if h.GRPCReflection && !h.GRPC {
+		return errors.New("grpc_reflection: needs grpc (reflection describes the gRPC service)")
+	}
+	return nil
+}
+
+// unmarshalGRPC parses the grpc option (XPORT-2):
+//
+//	grpc [{
+//		reflection
+//	}]
+func (h *AgentHandler) unmarshalGRPC(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	h.GRPC = true
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		switch d.Val() {
+		case "reflection":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.GRPCReflection = true
+		default:
+			return d.Errf("unknown grpc option %q", d.Val())
+		}
+	}
+	return nil
 }

@@ -128,8 +128,11 @@ func (h *AgentHandler) Validate() error {
 	return err
 }
 
-// validateBlocks checks the push and redis_rpc blocks.
+// validateBlocks checks the push, redis_rpc and grpc blocks.
 func (h *AgentHandler) validateBlocks() error {
+	if err := h.validateGRPC(); err != nil {
+		return err
+	}
 	if h.Push != nil {
 		if err := h.Push.config().Validate(); err != nil {
 			return err

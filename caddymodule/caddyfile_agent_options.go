@@ -41,7 +41,7 @@ import (
 //	limits <principal|*> { … } (see unmarshalLimits)
 //	redis_rpc { … } (see unmarshalRedisRPC)
 //	websocket [<path>] { … } (see unmarshalWebSocket)
-//	grpc
+//	grpc [{ reflection }]
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -190,10 +190,7 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		}
 		h.WebSocket = c
 	case "grpc":
-		if d.NextArg() {
-			return true, d.ArgErr()
-		}
-		h.GRPC = true
+		return true, h.unmarshalGRPC(d)
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {

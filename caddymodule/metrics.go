@@ -16,10 +16,17 @@ import (
 )
 
 // agentMetrics returns the A2A metrics of the config's registry (OPS-2),
-// shared by every a2a handler of the config; they appear on the admin
-// endpoint's /metrics.
+// shared by every a2a handler of the config, and registers the build info
+// (OPS-10); they appear on the admin endpoint's /metrics.
 func agentMetrics(ctx caddy.Context) (*agent.Metrics, error) {
-	return agent.NewMetrics(ctx.GetMetricsRegistry())
+	reg := ctx.GetMetricsRegistry()
+	if reg == nil {
+		return agent.NewMetrics(nil)
+	}
+	if err := registerBuildInfo(reg); err != nil {
+		return nil, err
+	}
+	return agent.NewMetrics(reg)
 }
 
 // backendName is the module name of a loaded backend (echo, exec, http,

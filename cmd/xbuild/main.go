@@ -77,7 +77,7 @@ func run(ctx context.Context, manifestPath, outOverride string) error {
 	if undec := md.Undecoded(); len(undec) > 0 {
 		return fmt.Errorf("manifest %s: unknown keys %v", manifestPath, undec)
 	}
-	b, out, err := builderFor(&m, filepath.Dir(manifestPath))
+	b, out, err := builderFor(&m, filepath.Dir(manifestPath), func(dir string) string { return treeVersion(ctx, dir) })
 	if err != nil {
 		return fmt.Errorf("manifest %s: %w", manifestPath, err)
 	}
@@ -87,10 +87,26 @@ func run(ctx context.Context, manifestPath, outOverride string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
+	// xcaddy's own log lines follow; the first build downloads and
+	// compiles Caddy and every plugin, later ones reuse the Go caches.
+	fmt.Fprintf(os.Stderr, "xbuild: building %s: Caddy %s with %s (first build: several minutes)\n", out, b.CaddyVersion, pluginList(b))
 	return b.Build(ctx, out)
 }
 
-func builderFor(m *Manifest, baseDir string) (*xcaddy.Builder, string, error) {
+// pluginList names the modules a build requires, with their versions.
+func pluginList(b *xcaddy.Builder) string {
+	var l []string
+	for _, p := range b.Plugins {
+		if p.Version != "" {
+			l = append(l, p.String())
+		}
+	}
+	return strings.Join(l, ", ")
+}
+
+// builderFor turns the manifest into an xcaddy.Builder and the output
+// path. label gives the version a local tree (a replace) is built as.
+func builderFor(m *Manifest, baseDir string, label func(dir string) string) (*xcaddy.Builder, string, error) {
 	if m.CaddyVersion == "" {
 		return nil, "", errors.New("caddy_version: required (pin a release such as v2.11.9)")
 	}
@@ -145,12 +161,19 @@ func builderFor(m *Manifest, baseDir string) (*xcaddy.Builder, string, error) {
 			return nil, "", fmt.Errorf("plugins[%d]: %s is not inside module %s found at %s", i, p.Module, root, p.Replace)
 		}
 		b.Replacements = append(b.Replacements, xcaddy.NewReplace(root, abs))
-		if p.Version == "" && p.Module != root {
+		switch {
+		case p.Version != "":
+		case p.Module == root:
+			// A bare `go get` of a replaced module asks the proxy for
+			// its latest version; a version pins the local tree.
+			b.Plugins[len(b.Plugins)-1].Version = label(abs)
+		default:
 			// xcaddy skips `go get` for a package inside a replaced module,
 			// and its bare `go get` then asks the proxy for the package
 			// path. Requiring the module root (a package that imports the
-			// plugin) at the placeholder version pins the local tree.
-			b.Plugins = append(b.Plugins, xcaddy.Dependency{PackagePath: root, Version: localVersion})
+			// plugin) at the tree's version pins the local tree; that
+			// version is what `caddy list-modules --versions` shows.
+			b.Plugins = append(b.Plugins, xcaddy.Dependency{PackagePath: root, Version: label(abs)})
 		}
 	}
 	out := m.Output
@@ -159,9 +182,6 @@ func builderFor(m *Manifest, baseDir string) (*xcaddy.Builder, string, error) {
 	}
 	return b, out, nil
 }
-
-// localVersion is the version Go gives a replaced module that has none.
-const localVersion = "v0.0.0-00010101000000-000000000000"
 
 // modulePath reads the module line of a go.mod file.
 func modulePath(gomod string) (string, error) {

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	grpclib "google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
@@ -38,11 +39,32 @@ type Server struct {
 	inflight sync.WaitGroup
 }
 
+// Option configures a Server built by New.
+type Option func(*options)
+
+type options struct {
+	reflection bool
+}
+
+// WithReflection also serves gRPC server reflection (the
+// grpc.reflection.v1 and v1alpha ServerReflection services) describing
+// lf.a2a.v1.A2AService, so tools such as grpcurl can list and call it
+// without the .proto files. Reflection calls are not A2A operations: they
+// reach no Handler and are not counted in the A2A metrics. Without it a
+// reflection call is UNIMPLEMENTED like any unknown service.
+func WithReflection() Option {
+	return func(o *options) { o.reflection = true }
+}
+
 // New returns the gRPC binding of h. tc supplies the request size limit
 // (MaxBodyBytes bounds every received message) and the base URL of a call;
 // its defaults are applied. logger receives the panics the server
 // recovers from (nil: none are logged).
-func New(h agent.Handler, tc httpx.TransportConfig, logger *zap.Logger) *Server {
+func New(h agent.Handler, tc httpx.TransportConfig, logger *zap.Logger, opts ...Option) *Server {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	tc = tc.WithDefaults()
 	limit := tc.MaxBodyBytes
 	if limit > math.MaxInt32 {
@@ -56,6 +78,9 @@ func New(h agent.Handler, tc httpx.TransportConfig, logger *zap.Logger) *Server 
 		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream),
 		grpclib.UnknownServiceHandler(s.unknownMethod))
 	pb.RegisterA2AServiceServer(s.gs, &service{s: s})
+	if o.reflection {
+		reflection.Register(s.gs)
+	}
 	return s
 }
 

@@ -29,6 +29,14 @@ import (
 // Server.ServeHTTP on an h2c test server and returns a client of it.
 func startServer(t testing.TB, cfg agent.Config, tc httpx.TransportConfig) (pb.A2AServiceClient, *Server) {
 	t.Helper()
+	conn, srv := startConn(t, cfg, tc)
+	return pb.NewA2AServiceClient(conn), srv
+}
+
+// startConn is startServer with the Server built with opts, returning the
+// client connection.
+func startConn(t testing.TB, cfg agent.Config, tc httpx.TransportConfig, opts ...Option) (*grpclib.ClientConn, *Server) {
+	t.Helper()
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +45,7 @@ func startServer(t testing.TB, cfg agent.Config, tc httpx.TransportConfig) (pb.A
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(agent.NewHandler(agent.NewService(hub, cfg)), tc, nil)
+	srv := New(agent.NewHandler(agent.NewService(hub, cfg)), tc, nil, opts...)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !IsGRPC(r) {
 			http.Error(w, "not grpc", http.StatusBadRequest)
@@ -60,7 +68,7 @@ func startServer(t testing.TB, cfg agent.Config, tc httpx.TransportConfig) (pb.A
 		_ = hub.Close()
 		_ = st.Close()
 	})
-	return pb.NewA2AServiceClient(conn), srv
+	return conn, srv
 }
 
 func v1(ctx context.Context) context.Context {
