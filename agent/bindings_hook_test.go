@@ -16,7 +16,7 @@ func init() {
 	agent.NewHTTPHandler = func(svc *agent.Service, tc agent.TransportConfig) agent.HTTPHandler {
 		d := jsonrpc.NewDispatcher(agent.NewHandler(svc))
 		if tc.LegacyV03 {
-			d = d.WithCompat(jsonrpc03.New(tc.Metrics))
+			d = d.WithCompat(jsonrpc03.New(tc.Metrics, ""))
 		}
 		return httpHandler{binding.NewHandler(d, httpx.TransportConfig{KeepAlive: tc.KeepAlive, MaxBodyBytes: tc.MaxBodyBytes}), svc}
 	}

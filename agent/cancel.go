@@ -55,6 +55,7 @@ func (s *Service) cancelTask(ctx context.Context, call Call, req *a2a.CancelTask
 		s.cfg.Logger.Error("reading task event log", errField(err))
 		return nil, a2a.ErrInternal()
 	}
+	guard.agent = s.cfg.AgentName
 	if _, busy := s.hub.runs.LoadOrStore(t.ID, guard); busy {
 		return s.cancelTask(ctx, call, req)
 	}
@@ -153,6 +154,6 @@ func (s *Service) finalizeCanceled(ctx context.Context, owner string, t a2a.Task
 	if err := s.storeFinal(context.WithoutCancel(ctx), owner, &t, ev); err != nil {
 		s.cfg.Logger.Error("storing canceled task", errField(err))
 	}
-	s.cfg.Metrics.transition(t.Status.State)
+	s.cfg.Metrics.transition(s.cfg.AgentName, t.Status.State)
 	return t
 }

@@ -312,6 +312,6 @@ func (s *Service) cancelSealed(ctx context.Context, owner string, t a2a.Task, gu
 	guard.mu.Unlock()
 	final := t
 	guard.publishFinal(ev, func(gt *a2a.Task) { *gt = cloneTask(&final) })
-	s.cfg.Metrics.transition(t.Status.State)
+	s.cfg.Metrics.transition(s.cfg.AgentName, t.Status.State)
 	return t, nil
 }

@@ -82,7 +82,7 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	if errors.Is(err, store.ErrTaskReaped) {
 		final = s.reapedFinal(r, final)
 	}
-	s.cfg.Metrics.transition(final.Status.State)
+	s.cfg.Metrics.transition(s.cfg.AgentName, final.Status.State)
 	s.hub.runs.Delete(snap.ID)
 	r.finish()
 	return final
@@ -98,7 +98,7 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) {
 	id, ctxID, prev := r.task.ID, r.task.ContextID, r.task.Status.State
 	r.mu.Unlock()
 	if prev != st.State {
-		s.cfg.Metrics.transition(st.State)
+		s.cfg.Metrics.transition(s.cfg.AgentName, st.State)
 	}
 	ev := a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: ctxID, Status: st, Metadata: md}}
 	r.publish(ev, func(t *a2a.Task) { t.Status = st })
@@ -106,7 +106,7 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) {
 
 func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts *turnState) {
 	elapsed := time.Since(started)
-	s.cfg.Metrics.turnEnded(s.cfg.BackendName, t.Status.State, elapsed)
+	s.cfg.Metrics.turnEnded(s.cfg.AgentName, s.cfg.BackendName, t.Status.State, elapsed)
 	ce := s.cfg.Logger.Check(zap.InfoLevel, "turn")
 	if ce == nil {
 		return

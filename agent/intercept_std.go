@@ -22,7 +22,7 @@ func NewHandler(s *Service, extra ...Interceptor) Handler {
 func (s *Service) countRequest(ctx context.Context, inv *Invocation, next Next) (any, error) {
 	res, err := next(ctx, inv)
 	if inv.Method != MethodOpenArtifact {
-		s.cfg.Metrics.request(inv.Call.Binding, inv.Method, err)
+		s.cfg.Metrics.request(s.cfg.AgentName, inv.Call.Binding, inv.Method, err)
 	}
 	return res, err
 }
@@ -44,12 +44,12 @@ func (s *Service) negotiateCall(ctx context.Context, inv *Invocation, next Next)
 }
 
 // countStream counts each stream a call opens in the open_streams gauge
-// until it is closed or detached.
+// of the service's agent until it is closed or detached.
 func (s *Service) countStream(ctx context.Context, inv *Invocation, next Next) (any, error) {
 	res, err := next(ctx, inv)
 	if st, ok := res.(Stream); ok && err == nil && st != nil {
-		s.hub.streams.Add(1)
-		return &countedStream{Stream: st, hub: s.hub}, nil
+		s.hub.streams.add(s.cfg.AgentName, 1)
+		return &countedStream{Stream: st, hub: s.hub, agent: s.cfg.AgentName}, nil
 	}
 	return res, err
 }
@@ -58,14 +58,15 @@ func (s *Service) countStream(ctx context.Context, inv *Invocation, next Next) (
 // its first Close or Detach.
 type countedStream struct {
 	Stream
-	hub  *Hub
-	done atomic.Bool
+	hub   *Hub
+	agent string // the agent label it is counted under
+	done  atomic.Bool
 }
 
 // release takes the stream out of the gauge, once.
 func (c *countedStream) release() {
 	if c.done.CompareAndSwap(false, true) {
-		c.hub.streams.Add(-1)
+		c.hub.streams.add(c.agent, -1)
 	}
 }
 

@@ -33,6 +33,10 @@ const (
 	opGetContext = "get_context"
 )
 
+// DefaultAgentName is the agent label of a site root's agent, and of a
+// service whose Config names no agent (Config.AgentName).
+const DefaultAgentName = "default"
+
 // methodUnknown labels requests whose method is not an A2A 1.0 method (or
 // could not be read).
 const methodUnknown = "unknown"
@@ -50,7 +54,8 @@ var knownMethods = map[string]bool{
 }
 
 // Metrics are the Prometheus metrics of the A2A endpoints (OPS-2). Every
-// label has a bounded set of values: no task ids, principals or URLs.
+// label has a bounded set of values: no task ids, principals or URLs. The
+// agent label is Config.AgentName, a name from the configuration.
 //
 // One Metrics serves every endpoint of a registry: NewMetrics returns the
 // one already registered. All methods are safe on a nil *Metrics (they do
@@ -69,7 +74,7 @@ type Metrics struct {
 	openStreams *prometheus.Desc
 
 	mu   sync.Mutex
-	hubs map[*Hub]struct{} // the hubs whose live turns and streams are counted
+	hubs map[*Hub]map[string]bool // the hubs whose live turns and streams are counted → their agents
 }
 
 // NewMetrics returns the metrics registered with reg, registering them
@@ -79,17 +84,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "caddy_a2a_requests_total",
-			Help: "A2A requests by binding (jsonrpc, rest), method (unknown when not an A2A method) and outcome (ok or the error reason, e.g. TASK_NOT_FOUND).",
-		}, []string{"binding", "method", "outcome"}),
+			Help: "A2A requests by agent, binding (jsonrpc, rest, …), method (unknown when not an A2A method) and outcome (ok or the error reason, e.g. TASK_NOT_FOUND).",
+		}, []string{"agent", "binding", "method", "outcome"}),
 		turnDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "caddy_a2a_turn_duration_seconds",
-			Help:    "Duration of agent turns by backend module and outcome (the final task state).",
+			Help:    "Duration of agent turns by agent, backend module and outcome (the final task state).",
 			Buckets: prometheus.ExponentialBuckets(0.01, 4, 9), // 10ms … ~11min
-		}, []string{"backend", "outcome"}),
+		}, []string{"agent", "backend", "outcome"}),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "caddy_a2a_task_transitions_total",
-			Help: "Task state transitions by the state entered.",
-		}, []string{"state"}),
+			Help: "Task state transitions by agent and the state entered.",
+		}, []string{"agent", "state"}),
 		storeOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "caddy_a2a_store_operation_duration_seconds",
 			Help:    "Latency of task store operations by op (put_task, get_task, list_tasks, put_context, get_context).",
@@ -101,11 +106,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind"}),
 		legacy: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "caddy_a2a_legacy_v03_requests_total",
-			Help: "Requests made with an A2A 0.3 method name (legacy_v03), by the A2A 1.0 method they were served as; they are counted in caddy_a2a_requests_total under that method too.",
-		}, []string{"method"}),
-		activeTurns: prometheus.NewDesc("caddy_a2a_active_turns", "Turns running now (submitted or working).", nil, nil),
-		openStreams: prometheus.NewDesc("caddy_a2a_open_streams", "Open SSE streams (SendStreamingMessage and SubscribeToTask subscribers).", nil, nil),
-		hubs:        map[*Hub]struct{}{},
+			Help: "Requests made with an A2A 0.3 method name (legacy_v03), by agent and the A2A 1.0 method they were served as; they are counted in caddy_a2a_requests_total under that method too.",
+		}, []string{"agent", "method"}),
+		activeTurns: prometheus.NewDesc("caddy_a2a_active_turns", "Turns running now (submitted or working) by agent.", []string{"agent"}, nil),
+		openStreams: prometheus.NewDesc("caddy_a2a_open_streams", "Open event streams (SendStreamingMessage and SubscribeToTask subscribers) by agent.", []string{"agent"}, nil),
+		hubs:        map[*Hub]map[string]bool{},
 	}
 	if reg == nil {
 		return m, nil
@@ -144,30 +149,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.storeOps.Collect(ch)
 	m.pruneds.Collect(ch)
 	m.legacy.Collect(ch)
-	var turns, streams int64
-	m.mu.Lock()
-	for h := range m.hubs {
-		turns += int64(h.activeTurns())
-		streams += h.streams.Load()
-	}
-	m.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(m.activeTurns, prometheus.GaugeValue, float64(turns))
-	ch <- prometheus.MustNewConstMetric(m.openStreams, prometheus.GaugeValue, float64(streams))
-}
-
-// watch counts the live turns and open streams of h in the gauges. The
-// counts live in the hub, so they stay right across config reloads.
-func (m *Metrics) watch(h *Hub) {
-	if m == nil || h == nil {
-		return
-	}
-	m.mu.Lock()
-	m.hubs[h] = struct{}{}
-	m.mu.Unlock()
+	m.collectGauges(ch)
 }
 
 // request counts one answered request; err nil is the outcome ok.
-func (m *Metrics) request(binding, method string, err error) {
+func (m *Metrics) request(agent, binding, method string, err error) {
 	if m == nil {
 		return
 	}
@@ -175,40 +161,41 @@ func (m *Metrics) request(binding, method string, err error) {
 	if err != nil {
 		outcome = a2a.AsError(err).Reason()
 	}
-	m.requests.WithLabelValues(binding, methodLabel(method), outcome).Inc()
+	m.requests.WithLabelValues(agentLabel(agent), binding, methodLabel(method), outcome).Inc()
 }
 
-// V03Request counts one request made with an A2A 0.3 method name (the
-// 0.3 compat binding, RPC-2) under the 1.0 method it was served as.
-func (m *Metrics) V03Request(method string) {
+// V03Request counts one request to agent (its Config.AgentName; ""
+// is DefaultAgentName) made with an A2A 0.3 method name (the 0.3 compat
+// binding, RPC-2) under the 1.0 method it was served as.
+func (m *Metrics) V03Request(agent, method string) {
 	if m == nil {
 		return
 	}
-	m.legacy.WithLabelValues(methodLabel(method)).Inc()
+	m.legacy.WithLabelValues(agentLabel(agent), methodLabel(method)).Inc()
 }
 
 // requestCode counts one request answered with the JSON-RPC error code.
-func (m *Metrics) requestCode(binding, method string, code int) {
+func (m *Metrics) requestCode(agent, binding, method string, code int) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(binding, methodLabel(method), (&a2a.Error{Code: code}).Reason()).Inc()
+	m.requests.WithLabelValues(agentLabel(agent), binding, methodLabel(method), (&a2a.Error{Code: code}).Reason()).Inc()
 }
 
-// turnEnded observes a finished turn.
-func (m *Metrics) turnEnded(backend string, state a2a.TaskState, d time.Duration) {
+// turnEnded observes a finished turn of agent.
+func (m *Metrics) turnEnded(agent, backend string, state a2a.TaskState, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.turnDuration.WithLabelValues(backend, stateLabel(state)).Observe(d.Seconds())
+	m.turnDuration.WithLabelValues(agentLabel(agent), backend, stateLabel(state)).Observe(d.Seconds())
 }
 
-// transition counts a task entering state.
-func (m *Metrics) transition(state a2a.TaskState) {
+// transition counts a task of agent entering state.
+func (m *Metrics) transition(agent string, state a2a.TaskState) {
 	if m == nil {
 		return
 	}
-	m.transitions.WithLabelValues(stateLabel(state)).Inc()
+	m.transitions.WithLabelValues(agentLabel(agent), stateLabel(state)).Inc()
 }
 
 // pruned counts n records of kind removed by retention (OPS-5).
@@ -225,6 +212,15 @@ func (m *Metrics) storeOp(op string, start time.Time) {
 		return
 	}
 	m.storeOps.WithLabelValues(op).Observe(time.Since(start).Seconds())
+}
+
+// agentLabel is the agent label of a service's Config.AgentName: the
+// name itself, DefaultAgentName when empty.
+func agentLabel(agent string) string {
+	if agent == "" {
+		return DefaultAgentName
+	}
+	return agent
 }
 
 func methodLabel(method string) string {
@@ -283,14 +279,4 @@ func (t storeHandle) PutContext(ctx context.Context, c store.ContextRecord) erro
 func (t storeHandle) GetContext(ctx context.Context, owner, id string) (*store.ContextRecord, error) {
 	defer t.m.storeOp(opGetContext, time.Now())
 	return t.caps().Store.GetContext(ctx, owner, id)
-}
-
-// activeTurns counts the turns held by the hub (submitted or working).
-func (h *Hub) activeTurns() int {
-	n := 0
-	h.runs.Range(func(_, _ any) bool {
-		n++
-		return true
-	})
-	return n
 }

@@ -96,12 +96,13 @@ func TestNewMetricsSharesOneRegistration(t *testing.T) {
 
 func TestMetricsNilSafe(t *testing.T) {
 	var m *Metrics
-	m.request(BindingJSONRPC, a2a.MethodGetTask, nil)
-	m.requestCode(BindingREST, "", a2a.CodeParseError)
-	m.turnEnded("echo", a2a.TaskStateCompleted, time.Second)
-	m.transition(a2a.TaskStateWorking)
+	m.request("", BindingJSONRPC, a2a.MethodGetTask, nil)
+	m.requestCode("", BindingREST, "", a2a.CodeParseError)
+	m.turnEnded("", "echo", a2a.TaskStateCompleted, time.Second)
+	m.transition("", a2a.TaskStateWorking)
+	m.V03Request("", a2a.MethodGetTask)
 	m.storeOp(opGetTask, time.Now())
-	m.watch(nil)
+	m.watch(nil, "")
 }
 
 func TestMetricLabelsAreBounded(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 // fans them out to any number of subscriptions.
 type run struct {
 	owner string
+	agent string // the agent label of the service that started it (active_turns)
 	log   store.EventLog
 	start uint64        // the task's last event before the turn (RPC-17)
 	done  chan struct{} // closed once the final state is stored and published

@@ -136,6 +136,7 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 		s.cfg.Logger.Error("reading task event log", errField(err))
 		return nil, zero, nil, a2a.ErrInternal()
 	}
+	r.agent = s.cfg.AgentName
 	r.release = turnRelease(ctx)
 	r.trace = traceOf(ctx)
 	if _, loaded := s.hub.runs.LoadOrStore(task.ID, r); loaded {
@@ -179,7 +180,7 @@ func (s *Service) launch(ctx context.Context, owner string, task a2a.Task, msg *
 			return nil, zero, nil, err
 		}
 	}
-	s.cfg.Metrics.transition(a2a.TaskStateSubmitted)
+	s.cfg.Metrics.transition(s.cfg.AgentName, a2a.TaskStateSubmitted)
 	// A caller that learns of the task before the turn ends (a stream,
 	// returnImmediately, push) subscribes; a blocking SendMessage only
 	// waits for the end, so it does not: a turn nobody watches stores only

@@ -89,6 +89,11 @@ type Config struct {
 	// Metrics receives the endpoint's Prometheus metrics (OPS-2); nil
 	// records nothing.
 	Metrics *Metrics
+	// AgentName is the agent label of the endpoint's metrics (OPS-2): the
+	// name of its `agent NAME` block (the tenant it serves, TURN-10).
+	// Default DefaultAgentName ("default", a site root). It must come from
+	// the configuration, never from a request, so the label stays bounded.
+	AgentName string
 	// BackendName names the backend in the turn log line and the turn
 	// metrics (the Caddy module name: echo, exec, http, openai). Default:
 	// "echo" for the default backend, else "custom".
@@ -136,6 +141,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.BackendName == "" {
 		c.BackendName = "custom"
+	}
+	if c.AgentName == "" {
+		c.AgentName = DefaultAgentName
 	}
 	if c.Namespace == "" {
 		c.Namespace = "iac_code"
@@ -230,8 +238,8 @@ type Hub struct {
 	stop        chan struct{}
 	stopped     sync.WaitGroup
 	closeOnce   sync.Once
-	// streams counts the open SSE streams (the open_streams gauge).
-	streams atomic.Int64
+	// streams counts the open streams by agent (the open_streams gauge).
+	streams streamCounts
 }
 
 // NewHub opens the shared runtime over st, an open store, with the
@@ -414,7 +422,7 @@ type Service struct {
 func NewService(hub *Hub, cfg Config) *Service {
 	cfg = cfg.WithDefaults()
 	hub.setIdleTimeout(cfg.IdleTimeout)
-	cfg.Metrics.watch(hub)
+	cfg.Metrics.watch(hub, cfg.AgentName)
 	return &Service{hub: hub, st: storeHandle{hub: hub, m: cfg.Metrics}, cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
 }
 

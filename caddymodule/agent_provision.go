@@ -67,7 +67,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	svc := agent.NewService(app.shared.hub, cfg)
 	d := jsonrpc.NewDispatcher(agent.NewHandler(svc)) // the site's interceptors, built once
 	if h.LegacyV03 {
-		d = d.WithCompat(jsonrpc03.New(metrics)) // RPC-2: 0.3 clients on every JSON-RPC carrier
+		d = d.WithCompat(jsonrpc03.New(metrics, cfg.AgentName)) // RPC-2: 0.3 clients on every JSON-RPC carrier
 	}
 	h.handler = binding.NewHandler(d, tc)
 	h.wireWebSocket(app, tc)
@@ -251,6 +251,7 @@ func (h *AgentHandler) serviceConfig(app *App, mod any, metrics *agent.Metrics) 
 		Backend:               h.backend,
 		BackendName:           backendName(mod),
 		Metrics:               metrics,
+		AgentName:             agentName(h),
 		Namespace:             h.Namespace,
 		ContextWait:           time.Duration(h.ContextWait),
 		IdleTimeout:           time.Duration(h.IdleTimeout),

@@ -42,6 +42,16 @@ func handlerTenant(h *AgentHandler) string {
 	return strings.TrimPrefix(h.Card.PathPrefix, "/")
 }
 
+// agentName is the agent label of h's metrics (OPS-2): the tenant it
+// serves (NAME of an `agent NAME` block), agent.DefaultAgentName for a
+// site root. It comes from the config only, so the label is bounded.
+func agentName(h *AgentHandler) string {
+	if t := handlerTenant(h); t != "" {
+		return t
+	}
+	return agent.DefaultAgentName
+}
+
 // siteAgents returns the registry, built on first use from the http
 // app's routes (agentAuth); the config is provisioned by then.
 func (a *App) siteAgents() *siteRegistry {

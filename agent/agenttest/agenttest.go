@@ -45,31 +45,38 @@ func Service(t testing.TB, cfg agent.Config) (*agent.Service, *agent.Metrics) {
 }
 
 // OpenStreams reads the caddy_a2a_open_streams gauge of m, as a scrape
-// sees it.
+// sees it: the sum over its agent series.
 func OpenStreams(t testing.TB, m *agent.Metrics) float64 {
 	t.Helper()
-	for _, mt := range gather(t, m, "caddy_a2a_open_streams") {
-		return mt.GetGauge().GetValue()
+	series := gather(t, m, "caddy_a2a_open_streams")
+	if len(series) == 0 {
+		t.Fatal("no caddy_a2a_open_streams gauge")
 	}
-	t.Fatal("no caddy_a2a_open_streams gauge")
-	return 0
+	var n float64
+	for _, mt := range series {
+		n += mt.GetGauge().GetValue()
+	}
+	return n
 }
 
-// Requests reads caddy_a2a_requests_total{binding,method,outcome} of m (0
-// when that series was never counted).
+// Requests reads caddy_a2a_requests_total{binding,method,outcome} of m,
+// summed over its agents (0 when that series was never counted).
 func Requests(t testing.TB, m *agent.Metrics, binding, method, outcome string) float64 {
 	t.Helper()
 	want := map[string]string{"binding": binding, "method": method, "outcome": outcome}
+	var n float64
 	for _, mt := range gather(t, m, "caddy_a2a_requests_total") {
 		match := true
 		for _, lp := range mt.GetLabel() {
-			match = match && want[lp.GetName()] == lp.GetValue()
+			if w, ok := want[lp.GetName()]; ok {
+				match = match && w == lp.GetValue()
+			}
 		}
 		if match {
-			return mt.GetCounter().GetValue()
+			n += mt.GetCounter().GetValue()
 		}
 	}
-	return 0
+	return n
 }
 
 // gather returns the series of the metric name of m, as a scrape sees them.

@@ -20,13 +20,18 @@ import (
 // Compat is the A2A 0.3 jsonrpc.Compat.
 type Compat struct {
 	metrics *agent.Metrics
+	agent   string
 }
 
 var _ jsonrpc.Compat = Compat{}
 
-// New returns the 0.3 compat; every translated call is counted in
-// caddy_a2a_legacy_v03_requests_total of m (nil: not counted).
-func New(m *agent.Metrics) Compat { return Compat{metrics: m} }
+// New returns the 0.3 compat of the agent named agentName (its
+// agent.Config.AgentName); every translated call is counted in
+// caddy_a2a_legacy_v03_requests_total{agent=agentName} of m (nil: not
+// counted).
+func New(m *agent.Metrics, agentName string) Compat {
+	return Compat{metrics: m, agent: agentName}
+}
 
 // Translate implements jsonrpc.Compat: a 0.3 method name becomes its 1.0
 // method, the params are translated 0.3→1.0, and the call is served as
@@ -36,7 +41,7 @@ func (c Compat) Translate(ac agent.Call, call rpc.Call) (agent.Call, rpc.Call, b
 	if !ok {
 		return ac, call, false, nil
 	}
-	c.metrics.V03Request(m10)
+	c.metrics.V03Request(c.agent, m10)
 	params, err := v03.ParamsTo10(call.Method, call.Params)
 	call.Method = m10
 	ac.Version = a2a.ProtocolVersion

@@ -19,7 +19,7 @@ import (
 // as 1.0; a 1.0 method name is not the compat's; untranslatable params are
 // an error of the 1.0 method.
 func TestTranslate(t *testing.T) {
-	c := jsonrpc03.New(nil)
+	c := jsonrpc03.New(nil, "")
 	params := json.RawMessage(`{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}`)
 	ac, call, ok, err := c.Translate(agent.Call{}, rpc.Call{Method: "message/send", Params: params})
 	if !ok || err != nil {
@@ -47,7 +47,7 @@ func TestTranslate(t *testing.T) {
 func TestLegacyPushAndEvents(t *testing.T) {
 	svc, _ := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{}})
 	rec := &recorder{Handler: agent.NewHandler(svc)}
-	c := jsonrpc03.New(nil)
+	c := jsonrpc03.New(nil, "")
 	h := c.Handler(rec)
 	call := agent.Call{Version: "1.0"}
 	text := "hi"
@@ -100,7 +100,7 @@ func TestDispatcherWithCompat(t *testing.T) {
 	if !strings.Contains(string(out.Response), `"code":-32009`) {
 		t.Errorf("without the compat: %s, want VersionNotSupportedError", out.Response)
 	}
-	out = d.WithCompat(jsonrpc03.New(nil)).Handle(t.Context(), agent.Call{}, msg)
+	out = d.WithCompat(jsonrpc03.New(nil, "")).Handle(t.Context(), agent.Call{}, msg)
 	if !strings.Contains(string(out.Response), `"kind":"task"`) || !strings.Contains(string(out.Response), `"state":"input-required"`) {
 		t.Errorf("with the compat: %s, want a 0.3 task", out.Response)
 	}
