@@ -150,3 +150,20 @@ func checkSpan(t *testing.T, s sdktrace.ReadOnlySpan, want map[attribute.Key]str
 		t.Errorf("the delivery span is in the turn's trace (parent %v): a link is wanted", s.Parent())
 	}
 }
+
+// TestFollowTracer: a tracer taken before any provider is followed starts
+// no-op spans, then spans of the provider followed last.
+func TestFollowTracer(t *testing.T) {
+	var f FollowTracer
+	tr := f.Tracer("x")
+	if _, s := tr.Start(t.Context(), "a"); s.SpanContext().IsValid() {
+		t.Fatal("a span before any provider")
+	}
+	rec := tracetest.NewSpanRecorder()
+	f.Follow(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	_, s := tr.Start(t.Context(), "b")
+	s.End()
+	if len(rec.Ended()) != 1 || rec.Ended()[0].Name() != "b" {
+		t.Fatalf("spans %v", rec.Ended())
+	}
+}
