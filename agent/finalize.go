@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -67,9 +68,11 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 	once := r.storeRefused && !r.durable
 	r.mu.Unlock()
 	var err error
+	// The turn's span context rides along to the push jobs (their traceparent).
+	sctx := trace.ContextWithSpanContext(context.Background(), ts.span)
 	if !once {
-		err = s.storeFinalRetrying(r.owner, &final, finalEv)
-	} else if err = s.storeFinal(context.Background(), r.owner, &final, finalEv); err != nil {
+		err = s.storeFinalRetrying(sctx, r.owner, &final, finalEv)
+	} else if err = s.storeFinal(sctx, r.owner, &final, finalEv); err != nil {
 		// The turn never ran and nobody was told of its task (a blocking
 		// send: no stream, no push, no returnImmediately): its caller gets
 		// an error at once instead of waiting out the outage.
@@ -153,11 +156,11 @@ func (s *Service) reapedFinal(r *run, final a2a.Task) a2a.Task {
 // storeFinalRetrying stores a turn's final state, retrying with backoff
 // (up to finalRetryFor) while the store is unavailable. It returns the
 // last error (nil once stored).
-func (s *Service) storeFinalRetrying(owner string, t *a2a.Task, ev a2a.StreamResponse) error {
+func (s *Service) storeFinalRetrying(ctx context.Context, owner string, t *a2a.Task, ev a2a.StreamResponse) error {
 	deadline := time.Now().Add(finalRetryFor)
 	pause := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := s.storeFinal(context.Background(), owner, t, ev)
+		err := s.storeFinal(ctx, owner, t, ev)
 		if err == nil {
 			if attempt > 1 {
 				s.cfg.Logger.Info("stored final task state after the store came back", zap.String("task_id", t.ID), zap.Int("attempts", attempt))

@@ -35,6 +35,9 @@ type turnState struct {
 	artifacts int
 	// baseURL is the gateway URL artifact links are built on.
 	baseURL string
+	// span is the turn's span context: the final write carries it, so
+	// the push jobs it queues link their delivery spans to the turn.
+	span trace.SpanContext
 	// content is set once a content event (text, message, tool, artifact…)
 	// was mapped; direct holds the reply of a message event (TURN-1).
 	content bool
@@ -84,6 +87,7 @@ func (s *Service) beginTurn(ctx context.Context, r *run, in *turnInput) *turnRun
 	t := &turnRun{started: time.Now(), corr: newCorrelationID(), state: a2a.TaskStateFailed, ts: turnState{baseURL: in.baseURL}}
 	taskID, ctxID := r.ids()
 	t.ctx, t.span = r.trace.start(ctx, s, r.owner, taskID, ctxID)
+	t.ts.span = t.span.SpanContext()
 	return t
 }
 

@@ -234,6 +234,7 @@ func (AgentHandler) CaddyModule() caddy.ModuleInfo {
 // path), the request is answered 404 with a JSON error body instead of
 // Caddy's empty 200.
 func (h *AgentHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	followTracing(r)
 	principal, done, err := h.precheck(w, r)
 	if done {
 		return err

@@ -212,6 +212,7 @@ func (a *App) pushEngine(cfg *PushConfig, logger *zap.Logger) (*pushEngineRef, e
 	if err != nil {
 		return nil, err
 	}
+	settings.Tracer = &pushTracer
 	queue := pc.QueueName()
 	ps := a.shared.store.Push() // the queue is built before the store opens
 	dir := a.shared.dataDir

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
@@ -25,6 +26,9 @@ type Settings struct {
 	Retry RetryPolicy
 	// Signer, when set, signs every delivery (PUSH-8).
 	Signer *NotificationSigner
+	// Tracer provides the span of every attempt (SpanName), linked to the
+	// turn that produced the job. Default: no-op (no spans).
+	Tracer trace.TracerProvider
 }
 
 // Engine is the push runtime of one queue: configuration checks and
@@ -48,6 +52,7 @@ type Engine struct {
 type engineSettings struct {
 	Settings
 	sender *Sender
+	tracer trace.Tracer
 }
 
 // NewEngine returns an engine over queue with the key ring, workers
@@ -76,7 +81,7 @@ func (e *Engine) Update(s Settings) {
 	s.Retry = s.Retry.WithDefaults()
 	snd := NewSender(s.Policy, s.Timeout)
 	snd.signer = s.Signer
-	old := e.settings.Swap(&engineSettings{Settings: s, sender: snd})
+	old := e.settings.Swap(&engineSettings{Settings: s, sender: snd, tracer: tracerOf(s.Tracer)})
 	if old != nil {
 		old.sender.Close()
 	}
@@ -266,8 +271,10 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 	}
 	j.Attempts++
 	e.stats.Attempts.Add(1)
-	res := cur.sender.Send(ctx, Delivery{ID: j.ID, URL: j.URL, Token: token, Scheme: j.Scheme, Credentials: creds, Body: body, Attempt: j.Attempts, TaskID: j.TaskID})
+	sctx, span := startAttempt(ctx, cur.tracer, j)
+	res := cur.sender.Send(sctx, Delivery{ID: j.ID, URL: j.URL, Token: token, Scheme: j.Scheme, Credentials: creds, Body: body, Attempt: j.Attempts, TaskID: j.TaskID})
 	if ctx.Err() != nil && res.Outcome != Delivered {
+		endAttempt(span, res, OutcomeInterrupted)
 		return // stopping: the lease expires (or is released) and the job is retried
 	}
 	log := e.logger.Check(zap.DebugLevel, "push attempt")
@@ -275,25 +282,34 @@ func (e *Engine) deliver(ctx context.Context, j Job) {
 		log.Write(zap.String("delivery_id", j.ID), zap.String("task_id", j.TaskID), zap.String("url", RedactURL(j.URL)),
 			zap.Int("attempt", j.Attempts), zap.Int("status", res.Status), zap.String("reason", res.Reason))
 	}
+	endAttempt(span, res, e.settle(rec, cur, j, res))
+}
+
+// settle records the outcome of an attempt of j in the queue and returns
+// it (OutcomeDelivered, OutcomeRetry or OutcomeDead).
+func (e *Engine) settle(rec context.Context, cur *engineSettings, j Job, res Result) string {
 	switch res.Outcome {
 	case Delivered:
 		if err := e.queue.Ack(rec, j); err != nil {
 			e.logger.Warn("acknowledging push delivery", zap.String("delivery_id", j.ID), zap.Error(err))
 		}
 		e.stats.Delivered.Add(1)
+		return OutcomeDelivered
 	case Retry:
 		if j.Attempts >= cur.Retry.MaxAttempts {
 			e.dead(rec, j, res.Reason+" (attempts exhausted)")
-			return
+			return OutcomeDead
 		}
 		due := time.Now().Add(cur.Retry.Delay(j.Attempts, res.RetryAfter))
 		if err := e.queue.Retry(rec, j, due, res.Reason); err != nil {
 			e.logger.Warn("scheduling push retry", zap.String("delivery_id", j.ID), zap.Error(err))
-			return
+			return OutcomeRetry // the lease expires and the job is claimed again
 		}
 		e.stats.Retried.Add(1)
+		return OutcomeRetry
 	default:
 		e.dead(rec, j, res.Reason)
+		return OutcomeDead
 	}
 }
 

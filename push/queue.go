@@ -34,6 +34,10 @@ type Job struct {
 	// shared stream; only that process can see the job's config in its
 	// store, so only it drops jobs whose config was deleted.
 	Origin string `json:"origin,omitempty"`
+	// TraceParent is the W3C traceparent of the turn that produced the
+	// job; each attempt's span links to it. Empty for jobs stored before
+	// it existed, or without tracing.
+	TraceParent string `json:"traceparent,omitempty"`
 
 	handle string // queue-specific: stream entry id
 }
@@ -202,7 +206,8 @@ func (q *LocalQueue) Claim(ctx context.Context, n int) ([]Job, error) {
 
 func fromStoreJob(j store.PushJob) Job {
 	return Job{ID: j.ID, TaskID: j.TaskID, ConfigID: j.ConfigID, Owner: j.Owner, URL: j.URL, Token: j.Token,
-		Scheme: j.Scheme, Credentials: j.Credentials, Payload: j.Payload, Attempts: j.Attempts, CreatedMS: j.CreatedAt.UnixMilli()}
+		Scheme: j.Scheme, Credentials: j.Credentials, Payload: j.Payload, Attempts: j.Attempts, CreatedMS: j.CreatedAt.UnixMilli(),
+		TraceParent: j.TraceParent}
 }
 
 // Ack deletes the job.

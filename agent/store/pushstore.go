@@ -46,6 +46,9 @@ type PushJob struct {
 	LastError string
 	// CreatedAt is when the state change that made the job was stored.
 	CreatedAt time.Time
+	// TraceParent is the W3C traceparent of the turn that stored the
+	// state change (from the span in PutTaskWithJobs' ctx), "" when none.
+	TraceParent string
 }
 
 // DeadPushJob is a delivery that will not be retried any more.

@@ -32,9 +32,10 @@ import (
 // makeJobsLua builds the jobs of a write: one per config in the hash
 // cfgKey, as the JSON of a redisJob. cjBase is the key of a config's job
 // set without the config id, used for configs stored before their job set
-// key was stored with them (ids of the plain alphabet only).
+// key was stored with them (ids of the plain alphabet only). tp is the
+// W3C traceparent of the writing turn (empty when not traced).
 const makeJobsLua = `
-local function makeJobs(cfgKey, cjBase, idBase, payload, now)
+local function makeJobs(cfgKey, cjBase, idBase, payload, now, tp)
   local out = {}
   for i, v in ipairs(redis.call('HVALS', cfgKey)) do
     local c = cjson.decode(v)
@@ -46,7 +47,7 @@ local function makeJobs(cfgKey, cjBase, idBase, payload, now)
     local id = idBase .. string.format('%04x', i)
     local j = {ID = id, TaskID = c.TaskID, ConfigID = c.ID, Owner = c.Owner, URL = c.URL,
       Token = c.Token, Scheme = c.Scheme, Credentials = c.Credentials, Payload = payload,
-      Attempts = 0, Due = now, CreatedAt = now, LastError = '', cj = cj}
+      Attempts = 0, Due = now, CreatedAt = now, LastError = '', TraceParent = tp, cj = cj}
     out[#out + 1] = {id, cjson.encode(j), cj}
   end
   return out
@@ -93,7 +94,8 @@ var ErrTaskReaped = errors.New("writing task: the task was failed after this ins
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms, reap flag, event log TTL ms. Returns {version, jobs queued}.
+// now ms, reap flag, event log TTL ms, traceparent. Returns {version,
+// jobs queued}.
 var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
@@ -102,7 +104,7 @@ local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6
 if not v then return false end
 if v == -1 then return {-1, 0} end
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
-local jobs = makeJobs(KEYS[2], ARGV[13], ARGV[14], ARGV[15], ARGV[16])
+local jobs = makeJobs(KEYS[2], ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[20])
 for _, j in ipairs(jobs) do
   redis.call('SET', ARGV[11] .. j[1], j[2])
   redis.call('ZADD', ARGV[12], ARGV[17], j[1])
@@ -119,12 +121,12 @@ return {v, #jobs}
 // KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] pending hash.
 // ARGV owner, context id, state, status ms, body, artifacts, job set base
 // key, job id base, payload (base64), now (RFC 3339), reap flag, event
-// log TTL ms.
+// log TTL ms, traceparent.
 var putPendingJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
 local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11], ARGV[12])
 if not v then return false end
 if v == -1 then return {-1, {}} end
-for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10])) do
+for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[13])) do
   redis.call('HSET', KEYS[3], j[1], j[2])
 end
 return {v, redis.call('HGETALL', KEYS[3])}
@@ -181,7 +183,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	pay := base64.StdEncoding.EncodeToString(payload)
 	nowStr := now.Format(time.RFC3339Nano)
 	idBase := newJobID()
-	reapFlag := ""
+	reapFlag, tp := "", traceParent(ctx)
 	if reap {
 		reapFlag = "1"
 	}
@@ -189,7 +191,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
 			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t)).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp).Slice()
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}
@@ -208,7 +210,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	s.markRunning(ctx, e.id)
 	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)},
 		owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t)).Slice()
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound
 	}

@@ -209,6 +209,12 @@ BEGIN
 	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
 END;
 `,
+	// 5: the W3C traceparent of the turn that queued a delivery (issue
+	// 28), kept by its dead letter; '' for jobs queued before.
+	`
+ALTER TABLE push_jobs ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
+ALTER TABLE push_dead ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // schemaVersion is the version a fully migrated database has.

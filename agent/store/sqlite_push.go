@@ -11,7 +11,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
-const jobCols = `id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, due_ms, last_error, created_ms`
+const jobCols = `id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, due_ms, last_error, created_ms, traceparent`
 
 // stmt returns a statement prepared on the write connection, cached for the
 // writer's life. Only the writer goroutine calls it.
@@ -43,10 +43,11 @@ func (w *writer) exec(q string, args ...any) (int64, error) {
 }
 
 // insertJobs queues one job per push config of the task.
-func (w *writer) insertJobs(taskID, _ string, payload []byte, nowMS int64) (int, error) {
+// traceparent is the W3C trace context of the turn that queued them.
+func (w *writer) insertJobs(taskID string, payload []byte, traceparent string, nowMS int64) (int, error) {
 	n, err := w.exec(`INSERT INTO push_jobs (`+jobCols+`, lease_until)
-SELECT lower(hex(randomblob(16))), task_id, id, owner, url, token, auth_scheme, credentials, ?, 0, ?, '', ?, 0
-FROM push_configs WHERE task_id = ?`, string(payload), nowMS, nowMS, taskID)
+SELECT lower(hex(randomblob(16))), task_id, id, owner, url, token, auth_scheme, credentials, ?, 0, ?, '', ?, ?, 0
+FROM push_configs WHERE task_id = ?`, string(payload), nowMS, nowMS, traceparent, taskID)
 	if err != nil {
 		return 0, fmt.Errorf("queueing push deliveries: %w", err)
 	}
@@ -63,7 +64,7 @@ func (w *writer) notifyFailed(taskID, contextID string, status []byte, nowMS int
 	if err != nil {
 		return fmt.Errorf("encoding push payload: %w", err)
 	}
-	_, err = w.insertJobs(taskID, "", payload, nowMS)
+	_, err = w.insertJobs(taskID, payload, "", nowMS)
 	return err
 }
 
@@ -256,7 +257,7 @@ func scanJob(r scanner, extra ...any) (PushJob, error) {
 	var j PushJob
 	var payload string
 	var dueMS, createdMS int64
-	dst := append([]any{&j.ID, &j.TaskID, &j.ConfigID, &j.Owner, &j.URL, &j.Token, &j.Scheme, &j.Credentials, &payload, &j.Attempts, &dueMS, &j.LastError, &createdMS}, extra...)
+	dst := append([]any{&j.ID, &j.TaskID, &j.ConfigID, &j.Owner, &j.URL, &j.Token, &j.Scheme, &j.Credentials, &payload, &j.Attempts, &dueMS, &j.LastError, &createdMS, &j.TraceParent}, extra...)
 	if err := r.Scan(dst...); err != nil {
 		return j, err
 	}
@@ -296,8 +297,8 @@ func (s *SQLite) RetryPushJob(ctx context.Context, id string, attempts int, due 
 // DeadPushJob moves a job to the dead letters.
 func (s *SQLite) DeadPushJob(ctx context.Context, id string, attempts int, reason string) error {
 	_, err := s.do(ctx, func(w *writer, nowMS int64) (int, error) {
-		if _, err := w.exec(`INSERT OR REPLACE INTO push_dead (id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, reason, created_ms, dead_ms)
-SELECT id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, ?, ?, created_ms, ? FROM push_jobs WHERE id = ?`,
+		if _, err := w.exec(`INSERT OR REPLACE INTO push_dead (id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, reason, created_ms, dead_ms, traceparent)
+SELECT id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, ?, ?, created_ms, ?, traceparent FROM push_jobs WHERE id = ?`,
 			attempts, reason, nowMS, id); err != nil {
 			return 0, fmt.Errorf("dead-lettering push delivery: %w", err)
 		}
@@ -340,7 +341,7 @@ func (s *SQLite) ListDeadPushJobs(ctx context.Context, limit int) ([]DeadPushJob
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, dead_ms, '', created_ms, reason, dead_ms
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, attempts, dead_ms, '', created_ms, traceparent, reason, dead_ms
 FROM push_dead ORDER BY dead_ms, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, s.readErr(fmt.Errorf("reading dead push deliveries: %w", err))
@@ -371,7 +372,7 @@ func (s *SQLite) RequeueDeadPushJobs(ctx context.Context, id string) (int, error
 			where, args = ``, []any{nowMS}
 		}
 		n, err := w.exec(`INSERT OR IGNORE INTO push_jobs (`+jobCols+`, lease_until)
-SELECT id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, 0, ?, '', created_ms, 0 FROM push_dead `+where, args...)
+SELECT id, task_id, config_id, owner, url, token, auth_scheme, credentials, payload, 0, ?, '', created_ms, traceparent, 0 FROM push_dead `+where, args...)
 		if err != nil {
 			return 0, fmt.Errorf("requeueing dead push deliveries: %w", err)
 		}

@@ -140,6 +140,9 @@ func (s *SQLite) taskReq(ctx context.Context, owner string, t *a2a.Task, payload
 	r.id, r.owner, r.contextID, r.state = t.ID, owner, t.ContextID, string(t.Status.State)
 	r.statusTS, r.body, r.artifacts = statusMS, body, arts
 	r.payload = payload
+	if payload != nil {
+		r.traceparent = traceParent(ctx)
+	}
 	if err := s.events.drain(r, t.ID); err != nil {
 		putReq(r)
 		return nil, err

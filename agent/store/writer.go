@@ -43,6 +43,9 @@ type writeReq struct {
 	// one job per push config of the task is inserted in the same
 	// transaction (PUSH-5). nil: no jobs.
 	payload []byte
+	// traceparent: the W3C traceparent of the turn writing the task (from
+	// ctx), stored with each job; "" when not traced.
+	traceparent string
 
 	// opPutTask: the task's events appended since its last write (RPC-17),
 	// inserted in the same transaction; keep bounds the task's log.

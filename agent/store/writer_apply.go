@@ -32,7 +32,7 @@ func (w *writer) apply(r *writeReq, nowMS int64) (int, error) {
 			}
 		}
 		if r.payload != nil {
-			jobs, err := w.insertJobs(r.id, r.owner, r.payload, nowMS)
+			jobs, err := w.insertJobs(r.id, r.payload, r.traceparent, nowMS)
 			if err != nil {
 				return 0, err
 			}
