@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/internal/version"
 )
 
 // RuntimeDetails are the runtime facts the authenticated extended card
@@ -73,33 +74,20 @@ func Extend(c *a2a.AgentCard, d RuntimeDetails) *a2a.AgentCard {
 }
 
 // ModulePath is the Go module path of caddy-a2a.
-const ModulePath = "github.com/caddy-a2a/caddy-a2a"
+const ModulePath = version.ModulePath
 
 // zeroPseudoVersion prefixes the pseudo-version Go records for a module
 // required at no real version (a local replace, as xcaddy builds do).
 const zeroPseudoVersion = "v0.0.0-00010101000000-"
 
-// GatewayVersion returns the caddy-a2a module version recorded in bi: the
-// main module's, else the dependency's (a versioned replacement wins). A
+// GatewayVersion returns the caddy-a2a module version recorded in bi, as
+// version.FromBuildInfo reads it (the one reading of the build info). A
 // build that records no usable version — no build info, "(devel)", or the
 // zero pseudo-version v0.0.0-00010101000000-000000000000 — reports
 // fallback (the card version) instead.
 func GatewayVersion(bi *debug.BuildInfo, fallback string) string {
-	v := ""
-	if bi != nil {
-		if bi.Main.Path == ModulePath {
-			v = bi.Main.Version
-		}
-		for _, d := range bi.Deps {
-			if v == "" && d.Path == ModulePath {
-				v = d.Version
-				if d.Replace != nil && d.Replace.Version != "" {
-					v = d.Replace.Version
-				}
-			}
-		}
-	}
-	if v == "" || v == "(devel)" || strings.HasPrefix(v, zeroPseudoVersion) {
+	v := version.FromBuildInfo(bi)
+	if strings.HasPrefix(v, version.Devel) || strings.HasPrefix(v, zeroPseudoVersion) {
 		return fallback
 	}
 	return v

@@ -42,11 +42,21 @@ func String() string {
 }
 
 // FromBuildInfo returns the version of the caddy-a2a module recorded in
-// bi: its version as a dependency (xcaddy builds), else the main module's
+// bi (nil: none): its version as a dependency (xcaddy builds; a versioned
+// replacement's version when it is replaced by one), else the main module's
 // version, else Devel followed by the VCS revision when one was stamped.
 func FromBuildInfo(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return Devel
+	}
 	for _, d := range bi.Deps {
-		if d.Path == ModulePath && d.Version != "" {
+		if d.Path != ModulePath {
+			continue
+		}
+		if d.Replace != nil && d.Replace.Version != "" {
+			return d.Replace.Version // replaced by another versioned module (a fork)
+		}
+		if d.Version != "" {
 			return d.Version
 		}
 	}
