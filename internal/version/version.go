@@ -53,7 +53,9 @@ func FromBuildInfo(bi *debug.BuildInfo) string {
 		if d.Path != ModulePath {
 			continue
 		}
-		if d.Replace != nil && d.Replace.Version != "" {
+		// A directory replacement (xcaddy's `=.`) records "(devel)" as
+		// its version: the required version is the one to report then.
+		if d.Replace != nil && d.Replace.Version != "" && d.Replace.Version != Devel {
 			return d.Replace.Version // replaced by another versioned module (a fork)
 		}
 		if d.Version != "" {

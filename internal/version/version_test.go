@@ -15,7 +15,11 @@ func TestFromBuildInfo(t *testing.T) {
 	}{
 		"xcaddy from a tag":      {debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: Devel}, Deps: dep("v1.2.3")}, "v1.2.3"},
 		"xcaddy from a checkout": {debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: Devel}, Deps: dep("v0.0.0-dev")}, "v0.0.0-dev"},
-		"go build, VCS version":  {debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: "v1.2.4-0.20261202035539-df52465abcde+dirty"}}, "v1.2.4-0.20261202035539-df52465abcde+dirty"},
+		"xcaddy =. (directory replacement)": {debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: Devel}, Deps: []*debug.Module{
+			{Path: ModulePath, Version: "v0.0.0-dev", Replace: &debug.Module{Path: "/tmp/caddy-a2a", Version: Devel}}}}, "v0.0.0-dev"},
+		"replaced by a versioned fork": {debug.BuildInfo{Main: debug.Module{Path: "caddy", Version: Devel}, Deps: []*debug.Module{
+			{Path: ModulePath, Version: "v1.0.0", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.0.1"}}}}, "v1.0.1"},
+		"go build, VCS version": {debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: "v1.2.4-0.20261202035539-df52465abcde+dirty"}}, "v1.2.4-0.20261202035539-df52465abcde+dirty"},
 		"go build, revision only": {debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: Devel}, Settings: []debug.BuildSetting{
 			{Key: "vcs.revision", Value: "df52465abcdef0123456789"}, {Key: "vcs.modified", Value: "true"}}}, "(devel) df52465abcde+dirty"},
 		"go build, no VCS":   {debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: Devel}}, Devel},
