@@ -16,7 +16,7 @@ func (r *runner) baselines() []result {
 	// Baselines start no turns (drive's distinct-task check is off: ""),
 	// so one body serves every request.
 	body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
-	a := drive("baseline: Caddy respond", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
+	a := r.drive("baseline: Caddy respond", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
 		return "", expect(c, r.respond+"/", "", body, "INPUT_REQUIRED")
 	})
 	b := drive("baseline: bare net/http", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {

@@ -37,9 +37,9 @@ func (r *runner) card() []result {
 			return nil
 		}
 	}
-	full := drive("card GET (200)", r.concurrency, r.duration, noTurns(get("")))
+	full := r.drive("card GET (200)", r.concurrency, r.duration, noTurns(get("")))
 	full.ratioTo = []string{"baseline: Caddy respond"}
-	cond := drive("card GET If-None-Match (304)", r.concurrency, r.duration, noTurns(get(etag)))
+	cond := r.drive("card GET If-None-Match (304)", r.concurrency, r.duration, noTurns(get(etag)))
 	cond.ratioTo = []string{"baseline: Caddy respond"}
 	return []result{full, cond}
 }

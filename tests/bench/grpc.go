@@ -24,7 +24,7 @@ func (r *runner) grpcSend() []result {
 	defer conn.Close()
 	client := pb.NewA2AServiceClient(conn)
 	md := metadata.Pairs("authorization", "Bearer "+benchToken, "a2a-version", "1.0")
-	res := drive("SendMessage over gRPC (one connection)", r.concurrency, r.duration, func(_ *http.Client, _, _ int) (string, error) {
+	res := r.drive("SendMessage over gRPC (one connection)", r.concurrency, r.duration, func(_ *http.Client, _, _ int) (string, error) {
 		// A fresh messageId per send: a resent one starts no turn (RPC-18).
 		req := &pb.SendMessageRequest{Message: &pb.Message{MessageId: fmt.Sprintf("g-%d", msgSeq.Add(1)), Role: pb.Role_ROLE_USER,
 			Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "Create a VPC with two vSwitches."}}}}}

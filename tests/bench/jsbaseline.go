@@ -50,6 +50,7 @@ func (r *runner) startJSBaseline() (stop func(), url, why string) {
 		return func() {}, "", "not measured: " + err.Error()
 	}
 	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	r.jsProc = procOf("node", cmd.Process.Pid)
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -84,13 +85,13 @@ func (r *runner) jsBaselines() []result {
 	}
 	// Bodies built per request (a fresh messageId each, like the gateway
 	// scenarios); the JS server's task ids are not checked (noTurns).
-	a := drive(jsSendBaseline, r.concurrency, r.duration, noTurns(func(c *http.Client, _, _ int) error {
+	a := driveOn(r.jsProc, jsSendBaseline, r.concurrency, r.duration, noTurns(func(c *http.Client, _, _ int) error {
 		send := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		return expect(c, url, "", send, "TASK_STATE_INPUT_REQUIRED")
 	}))
 	var mu sync.Mutex
 	events := 0
-	b := drive(jsStreamBaseline, r.concurrency, r.duration, noTurns(func(c *http.Client, _, _ int) error {
+	b := driveOn(r.jsProc, jsStreamBaseline, r.concurrency, r.duration, noTurns(func(c *http.Client, _, _ int) error {
 		stream := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		resp, err := post(c, url, "", stream)
 		if err != nil {

@@ -26,6 +26,9 @@ type result struct {
 	// invalid says why the run did not measure what its name says (its
 	// answers repeated task ids: dedupe hits, not turns); "" when valid.
 	invalid string
+	// cpu is the CPU time the serving processes spent during the run
+	// (see metered); empty when the scenario meters none.
+	cpu []cpuUse
 }
 
 // throughput returns successful requests per second.

@@ -10,7 +10,7 @@ import (
 // sendMessage measures SendMessage on the echo backend.
 func (r *runner) sendMessage() []result {
 	go r.saveProfiles("send", fmt.Sprintf("pprof/profile?seconds=%d", max(1, int(r.duration.Seconds())-1)))
-	res := drive("SendMessage (echo, durable store, auth)", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
+	res := r.drive("SendMessage (echo, durable store, auth)", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
 		// Built per send: each message has its own messageId (RPC-18).
 		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		return expectTask(c, r.fast+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
@@ -30,7 +30,7 @@ const sendDedupeName = dedupeHitsPrefix + "SendMessage resending one messageId (
 func (r *runner) sendDedupeHits() []result {
 	body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
 	hdr := http.Header{"A2a-Extensions": {idempotentSendExt}}
-	res := drive(sendDedupeName, r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
+	res := r.drive(sendDedupeName, r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
 		return expectTask(c, r.fast+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", hdr)
 	})
 	res.ratioTo = []string{"SendMessage (echo, durable store, auth)"}
@@ -42,7 +42,7 @@ func (r *runner) streamMessage() []result {
 	var mu sync.Mutex
 	events := 0
 	go r.saveProfiles("stream", fmt.Sprintf("pprof/profile?seconds=%d", max(1, int(r.duration.Seconds())-1)))
-	res := drive("SendStreamingMessage (streams)", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
+	res := r.drive("SendStreamingMessage (streams)", r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
 		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		resp, err := post(c, r.fast+"/", benchToken, body)
 		if err != nil {

@@ -68,6 +68,7 @@ func (r *runner) pushDeliveries() []result {
 		})}
 		go func() { _ = srv.Serve(l) }()
 		hook := "http://" + l.Addr().String() + "/hook"
+		cpu0 := cpuSeconds(r.gw.pid)
 		start := time.Now()
 		var next atomic.Int64
 		var wg sync.WaitGroup
@@ -93,8 +94,9 @@ func (r *runner) pushDeliveries() []result {
 			time.Sleep(10 * time.Millisecond)
 		}
 		elapsed := time.Since(start)
+		cpu := []cpuUse{{name: "gateway (turn + delivery)", seconds: cpuSeconds(r.gw.pid) - cpu0}}
 		_ = srv.Close()
-		out = append(out, result{name: "push deliveries, " + site.name + " (end to end)", requests: int(got.Load()), errors: int(errs.Load()), elapsed: elapsed,
+		out = append(out, result{name: "push deliveries, " + site.name + " (end to end)", requests: int(got.Load()), errors: int(errs.Load()), elapsed: elapsed, cpu: cpu,
 			extra: fmt.Sprintf("%d turns sent in %.1fs; %d duplicates; includes the turns", n, sent.Seconds(), dups.Load())})
 		fmt.Fprintf(os.Stderr, "push %s: %d delivered\n", site.name, got.Load())
 	}

@@ -25,6 +25,8 @@ type runner struct {
 	pushLocal, pushRedis      string // sites with push on (local outbox / Redis Streams)
 	redisAddr                 string
 	bin                       string // the built gateway (store_redis.go starts a second one)
+	gw                        proc   // the main gateway's process, metered by r.drive
+	jsProc                    proc   // the JS SDK server's process while it runs
 }
 
 // benchToken is the bearer token of the benchmarked sites.
@@ -162,6 +164,7 @@ func (r *runner) run() error {
 		return err
 	}
 	defer g.stop()
+	r.gw = procOf("gateway", g.cmd.Process.Pid)
 	stopBare, bareURL, err := startBareBaseline()
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,22 +145,6 @@ func (r *runner) startScaleCluster() (*scaleCluster, error) {
 	return c, nil
 }
 
-// cpuSeconds is the user+system CPU time of process pid (0 if unknown).
-func cpuSeconds(pid string) float64 {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	k, _ := strconv.ParseFloat(f[12], 64)
-	return (u + k) / 100 // USER_HZ
-}
-
 // redisPid finds the redis-server listening on addr (host:port) by its
 // command line ("" if not found).
 func redisPid(addr string) string {
@@ -178,20 +161,15 @@ func redisPid(addr string) string {
 // cpuShares measures the CPU seconds each process of the cluster (and
 // this load generator) spends while run runs.
 func (c *scaleCluster) cpuShares(run func() result) result {
-	pids := []struct{ name, pid string }{
-		{"A", strconv.Itoa(c.a.cmd.Process.Pid)}, {"B", strconv.Itoa(c.b.cmd.Process.Pid)},
-		{"balancer", strconv.Itoa(c.lb.cmd.Process.Pid)}, {"redis", c.redisPid}, {"load", "self"},
-	}
-	before := make([]float64, len(pids))
-	for i, p := range pids {
-		before[i] = cpuSeconds(p.pid)
-	}
-	res := run()
-	var parts []string
-	for i, p := range pids {
-		parts = append(parts, fmt.Sprintf("%s %.1f", p.name, cpuSeconds(p.pid)-before[i]))
+	procs := []proc{procOf("A", c.a.cmd.Process.Pid), procOf("B", c.b.cmd.Process.Pid),
+		procOf("balancer", c.lb.cmd.Process.Pid), {name: "redis", pid: c.redisPid}, {name: "load", pid: "self"}}
+	res := metered(procs, run)
+	parts := make([]string, len(res.cpu))
+	for i, u := range res.cpu {
+		parts[i] = fmt.Sprintf("%s %.1f", u.name, u.seconds)
 	}
 	res.extra = fmt.Sprintf("CPU s over %.0fs on %d CPUs: %s", res.elapsed.Seconds(), runtime.NumCPU(), strings.Join(parts, ", "))
+	res.cpu = res.cpu[:4] // per request: the servers, not the load generator
 	return res
 }
 

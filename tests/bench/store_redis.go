@@ -49,10 +49,13 @@ func (r *runner) sendMessageRedis() []result {
 		return fail(err)
 	}
 	defer g.stop()
-	res := drive(sendRedisName, r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
-		// Built per send: a fresh messageId, so each request is a turn.
-		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
-		return expectTask(c, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
+	procs := []proc{procOf("gateway", g.cmd.Process.Pid), {name: "redis", pid: redisPid(addr)}}
+	res := metered(procs, func() result {
+		return drive(sendRedisName, r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
+			// Built per send: a fresh messageId, so each request is a turn.
+			body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
+			return expectTask(c, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
+		})
 	})
 	res.ratioTo = []string{"SendMessage (echo, durable store, auth)", "baseline: Caddy respond"}
 	return []result{res}

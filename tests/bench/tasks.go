@@ -76,7 +76,7 @@ func (r *runner) getTask() []result {
 		return []result{{name: "GetTask", extra: "error: no task"}}
 	}
 	body := rpcBody("GetTask", map[string]any{"id": out.Result.Task.ID})
-	res := drive("GetTask", r.concurrency, r.duration, noTurns(func(c *http.Client, _, _ int) error {
+	res := r.drive("GetTask", r.concurrency, r.duration, noTurns(func(c *http.Client, _, _ int) error {
 		return expect(c, r.fast+"/", benchToken, body, out.Result.Task.ID)
 	}))
 	res.ratioTo = []string{"baseline: Caddy respond"}
@@ -89,7 +89,7 @@ func (r *runner) listTasks() []result {
 	body := rpcBody("ListTasks", map[string]any{"pageSize": 50, "historyLength": 0})
 	for _, n := range r.listSizes {
 		token := fmt.Sprintf("tok-%d", n)
-		res := drive(fmt.Sprintf("ListTasks page of 50 (%d tasks)", n), 4, r.duration, noTurns(func(c *http.Client, _, _ int) error {
+		res := r.drive(fmt.Sprintf("ListTasks page of 50 (%d tasks)", n), 4, r.duration, noTurns(func(c *http.Client, _, _ int) error {
 			return expect(c, r.fast+"/", token, body, `"nextPageToken":"`)
 		}))
 		out = append(out, res)

@@ -149,7 +149,7 @@ func (r *runner) wsSendMessage() []result {
 		return []result{{name: "SendMessage over WebSocket (1 connection)", errors: 1, extra: err.Error()}}
 	}
 	defer m.c.CloseNow()
-	res := drive(fmt.Sprintf("SendMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) (string, error) {
+	res := r.drive(fmt.Sprintf("SendMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) (string, error) {
 		// Built per send: a fresh messageId, so each request is a turn.
 		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		var last []byte
@@ -175,7 +175,7 @@ func (r *runner) wsStreamMessage() []result {
 	}
 	defer m.c.CloseNow()
 	var events atomic.Int64
-	res := drive(fmt.Sprintf("SendStreamingMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) (string, error) {
+	res := r.drive(fmt.Sprintf("SendStreamingMessage over WebSocket (1 connection, %d in flight)", r.concurrency), r.concurrency, r.duration, func(*http.Client, int, int) (string, error) {
 		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
 		last := ""
 		n, err := m.call(body, func(f wsBenchFrame) { last = string(f.Payload) })
