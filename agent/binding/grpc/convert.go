@@ -9,12 +9,13 @@ import (
 )
 
 // The conversion between the generated proto messages and the agent/a2a
-// types goes through ProtoJSON, which is what both are defined by: the
+// types is defined by ProtoJSON, which is what both are defined by: the
 // proto message is rendered with its JSON names and decoded by the one
 // ProtoJSON input rule of the other bindings (RPC-14), so a gRPC request
 // is read exactly like the same request over JSON-RPC; a result is
 // rendered as the JSON the other bindings send and parsed into the proto
-// message.
+// message. The hot results take a direct path with the same outcome
+// (topb.go).
 
 var (
 	pbMarshal   = gpj.MarshalOptions{}
@@ -35,6 +36,15 @@ func fromPB(in proto.Message, v any) error {
 // toPB fills out (a proto message) from v, an agent/a2a value; nil or a
 // value that does not fit the proto message is an internal error.
 func toPB(v any, out proto.Message) error {
+	if directPB(v, out) {
+		return nil
+	}
+	proto.Reset(out) // the direct path may have half-filled it
+	return viaProtoJSON(v, out)
+}
+
+// viaProtoJSON is toPB through v's JSON and ProtoJSON's decoder.
+func viaProtoJSON(v any, out proto.Message) error {
 	var perr error
 	err := a2a.UseJSON(v, func(b []byte) {
 		if string(b) == "null" {
