@@ -4,7 +4,7 @@
 GO       ?= go
 BIN      ?= bin/caddy
 
-.PHONY: build build-dev run test test-e2e-race vet fmt-check bench clean
+.PHONY: build build-dev run test test-e2e-race vet fmt-check bench profile-turn clean
 
 # What the binary is built from: a change to any of these rebuilds it on
 # `make run` (tests and the load harness are not compiled in).
@@ -69,6 +69,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkIdleStreams$$' -benchmem -benchtime 2s ./agent/ ./agent/store/ ./push/
 	# b.N open streams: a fixed count, not a time (a time would open more than the fd limit).
 	$(GO) test -run '^$$' -bench '^BenchmarkIdleStreams$$' -benchmem -benchtime 2000x ./agent/
+
+## profile-turn: where the CPU of a durable SendMessage goes, by component
+profile-turn:
+	tests/tools/turn-profile.sh 5s
 
 clean:
 	rm -rf bin
