@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
 // Prefixes of the limits keys that select callers by their credential
@@ -57,7 +59,7 @@ func parseSelector(key string) (selectorRule, error) {
 		return selectorRule{}, fmt.Errorf("the key must not be empty (use * for every principal)")
 	case strings.HasPrefix(key, ScopeSelector):
 		s := strings.TrimPrefix(key, ScopeSelector)
-		if !ValidScope(s) {
+		if !a2a.ValidScope(s) {
 			return selectorRule{}, fmt.Errorf("%q: the scope must be one RFC 6749 scope token (printable ASCII without spaces, \" or \\)", key)
 		}
 		return selectorRule{key: key, scope: s}, nil
@@ -79,21 +81,6 @@ func parseSelector(key string) (selectorRule, error) {
 		return selectorRule{key: key, claim: name, value: value}, nil
 	}
 	return selectorRule{}, nil
-}
-
-// ValidScope reports whether s is one RFC 6749 §3.3 scope token:
-// %x21 / %x23-5B / %x5D-7E, at least one character.
-func ValidScope(s string) bool {
-	if s == "" || len(s) > 256 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // splitRules separates limits rules keyed by principal name or `*` from
