@@ -131,8 +131,8 @@ func (h *AgentHandler) validateLimits() error {
 }
 
 // unmarshalLimits parses one limits block (repeatable, one per principal
-// or selector; AUTH-8 adds the scope: and claim: selectors, see
-// agent.ScopeSelector for their precedence):
+// or selector; AUTH-8 adds the scope: and claim: selectors, whose
+// precedence agent.Config.Limits states):
 //
 //	limits <principal|*|scope:NAME|claim:NAME=VALUE> {
 //		allow_methods <Method…>
