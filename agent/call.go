@@ -16,6 +16,10 @@ import (
 type Call struct {
 	// Principal is the authenticated caller ("" when auth is off).
 	Principal string
+	// Identity is what the caller's credential says beyond Principal: its
+	// OAuth 2.0 scopes and claims (AUTH-8), which limits selectors and
+	// skills' requires_scopes check. Nil for credentials without them.
+	Identity *Identity
 	// Tenant is an A2A tenant the binding read outside the request value
 	// (the REST /{tenant}/… path prefix, or the tenant of an operation
 	// without a request value such as GetExtendedAgentCard). When set it

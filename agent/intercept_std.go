@@ -10,10 +10,11 @@ import (
 // metrics (caddy_a2a_requests_total by Call.Binding, OPS-2), the version
 // and extension rules (RPC-2, RPC-3; the activated extensions go to
 // Call.Info for the binding to echo), the open-stream gauge (OPS-2), the
-// caller's limits (AUTH-6), then extra. A binding that holds the result
-// calls no hook of the service.
+// caller's limits (AUTH-6, AUTH-8), the skills' required scopes (AUTH-8),
+// then extra. A binding that holds the result calls no hook of the
+// service.
 func NewHandler(s *Service, extra ...Interceptor) Handler {
-	ics := append([]Interceptor{s.countRequest, s.negotiateCall, s.countStream, s.limit}, extra...)
+	ics := append([]Interceptor{s.countRequest, s.negotiateCall, s.countStream, s.limit, s.skillScopes}, extra...)
 	return Chain(s, ics...)
 }
 

@@ -82,17 +82,20 @@ const maxLimitBuckets = 10000
 
 // limits applies the LimitRules of a service; a nil *limits allows all.
 type limits struct {
-	rules map[string]LimitRule
-	own   *LimitCounters // the counters of rules without Counters
+	rules     map[string]LimitRule // by principal name, and AnyPrincipal
+	selectors []selectorRule       // scope: and claim: rules by key (AUTH-8)
+	own       *LimitCounters       // the counters of rules without Counters
 }
 
 // newLimits returns the limits of rules (keyed by principal, AnyPrincipal
-// for the others), nil when there are none.
+// for the others, or a scope: or claim: selector), nil when there are
+// none.
 func newLimits(rules map[string]LimitRule) *limits {
 	if len(rules) == 0 {
 		return nil
 	}
-	return &limits{rules: rules, own: NewLimitCounters()}
+	named, sel := splitRules(rules)
+	return &limits{rules: named, selectors: sel, own: NewLimitCounters()}
 }
 
 // counters returns where rule r counts.
@@ -103,38 +106,41 @@ func (l *limits) counters(r LimitRule) *LimitCounters {
 	return l.own
 }
 
-// rule returns the rule of principal and whether one applies.
-func (l *limits) rule(principal string) (LimitRule, bool) {
-	if r, ok := l.rules[principal]; ok && principal != AnyPrincipal {
-		return r, true
+// counterName is the name under which cr's counters count principal:
+// the principal for a rule named by principal or `*`, else the selector
+// keys and the principal (names hold no NUL).
+func counterName(cr callerRule, principal string) string {
+	if cr.key == "" {
+		return principal
 	}
-	r, ok := l.rules[AnyPrincipal]
-	return r, ok
+	return cr.key + "\x00" + principal
 }
 
-// admit checks one request of principal for method: the allow-list, then
-// the rate.
-func (l *limits) admit(principal, method string) error {
+// admit checks one request of principal (with the credential identity
+// id) for method: the allow-list, then the rate. It returns the caller's
+// rule for startTurn.
+func (l *limits) admit(principal string, id *Identity, method string) (callerRule, bool, error) {
 	if l == nil {
-		return nil
+		return callerRule{}, false, nil
 	}
-	r, ok := l.rule(principal)
+	cr, ok := l.ruleFor(principal, id)
 	if !ok {
-		return nil
+		return cr, false, nil
 	}
+	r := cr.rule
 	if len(r.AllowMethods) > 0 && !slices.Contains(r.AllowMethods, method) {
-		return errPermissionDenied(method)
+		return cr, true, errPermissionDenied(method)
 	}
 	if r.Rate <= 0 {
-		return nil
+		return cr, true, nil
 	}
 	now := time.Now()
-	res := l.counters(r).bucket(principal, r).ReserveN(now, 1)
+	res := l.counters(r).bucket(counterName(cr, principal), r).ReserveN(now, 1)
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now) // a refused request takes no token
-		return errRateLimited(d)
+		return cr, true, errRateLimited(d)
 	}
-	return nil
+	return cr, true, nil
 }
 
 // bucket returns principal's token bucket, made on first use.
@@ -168,17 +174,14 @@ func (l *LimitCounters) evictIdle() {
 	}
 }
 
-// startTurn counts a turn of principal against its max_turns and returns
-// the function that ends it (idempotent), or RESOURCE_EXHAUSTED.
-func (l *limits) startTurn(principal string) (func(), error) {
-	if l == nil {
+// startTurn counts a turn of principal against the max_turns of its rule
+// cr (admit's) and returns the function that ends it (idempotent), or
+// RESOURCE_EXHAUSTED.
+func (l *limits) startTurn(cr callerRule, ok bool, principal string) (func(), error) {
+	if l == nil || !ok || cr.rule.MaxTurns <= 0 {
 		return func() {}, nil
 	}
-	r, ok := l.rule(principal)
-	if !ok || r.MaxTurns <= 0 {
-		return func() {}, nil
-	}
-	return l.counters(r).startTurn(principal, r.MaxTurns)
+	return l.counters(cr.rule).startTurn(counterName(cr, principal), cr.rule.MaxTurns)
 }
 
 // startTurn counts a turn of principal against max and returns its
@@ -242,13 +245,14 @@ func (s *Service) limit(ctx context.Context, inv *Invocation, next Next) (any, e
 		return next(ctx, inv)
 	}
 	principal := inv.Call.Principal
-	if err := s.limits.admit(principal, inv.Method); err != nil {
+	cr, ok, err := s.limits.admit(principal, inv.Call.Identity, inv.Method)
+	if err != nil {
 		return nil, err
 	}
 	if inv.Method != a2a.MethodSendMessage && inv.Method != a2a.MethodSendStreamingMessage {
 		return next(ctx, inv)
 	}
-	release, err := s.limits.startTurn(principal)
+	release, err := s.limits.startTurn(cr, ok, principal)
 	if err != nil {
 		return nil, err
 	}

@@ -125,10 +125,20 @@ type Config struct {
 	// InvalidParamsError; replacing an existing id is allowed. Default 10.
 	MaxPushConfigsPerTask int
 	// Limits are the per-principal authorization and rate limits (AUTH-6),
-	// keyed by principal name; AnyPrincipal ("*") applies to every
-	// principal without a rule of its own. None: everything is allowed.
+	// keyed by principal name, by a `scope:NAME` or `claim:NAME=VALUE`
+	// selector of the caller's credential (AUTH-8, see ScopeSelector), or
+	// AnyPrincipal ("*"). The rule of a caller is the one named by its
+	// principal; else the selectors its credential matches, merged into
+	// the most permissive rule; else "*". None: everything is allowed.
 	// Rules are checked on every method of every binding.
 	Limits map[string]LimitRule
+	// SkillScopes are the scopes each skill requires, by skill id (a
+	// card skill's requires_scopes, AUTH-8): a message whose skill hint
+	// (metadata.<Namespace>.skill, see SkillMetadataKey) names such a skill
+	// is refused with PERMISSION_DENIED unless the caller's credential
+	// grants every scope, and the extended card lists only the skills the
+	// caller may use.
+	SkillScopes map[string][]string
 }
 
 // WithDefaults returns c with every zero field set to its default.

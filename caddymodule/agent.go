@@ -71,8 +71,13 @@ type AgentHandler struct {
 	SubscribeIdleTimeout caddy.Duration `json:"subscribe_idle_timeout,omitempty"`
 
 	// Limits are per-principal authorization and rate limits (AUTH-6),
-	// keyed by principal name; "*" applies to every principal without a
-	// block of its own (the anonymous caller too). Checked on every method
+	// keyed by principal name, by a selector of the caller's JWT —
+	// "scope:NAME" (the token grants scope NAME) or "claim:NAME=VALUE" (its
+	// claim NAME is VALUE or an array holding it) (AUTH-8) — or "*". A
+	// caller gets the block named by its principal; else the selector
+	// blocks its token matches, merged into the most permissive rule (a
+	// method any allows; the highest rate and max_turns, none if any has
+	// none); else "*" (the anonymous caller too). Checked on every method
 	// of every binding. Default: none (every method, no rate limit).
 	Limits map[string]*LimitsConfig `json:"limits,omitempty"`
 

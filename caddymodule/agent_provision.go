@@ -312,6 +312,7 @@ func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, 
 		cfg.Namespace = h.Card.NamespaceOrDefault()
 	}
 	cfg.OutputModes = h.Card.OutputModes
+	cfg.SkillScopes = h.Card.SkillScopes() // AUTH-8: the skills' requires_scopes
 	cardHandler := h.Card.handler
 	built := cardHandler.Card(nil)
 	for _, ext := range built.Capabilities.Extensions {
@@ -323,6 +324,9 @@ func (h *AgentHandler) wireCard(ctx caddy.Context, app *App, cfg *agent.Config, 
 	tc.BaseURL = func(r *http.Request) string { return cardHandler.Runtime(r).BaseURL }
 	tc.Tenant = strings.TrimPrefix(h.Card.PathPrefix, "/") // TURN-10: an agent is its own tenant
 	if !cardHandler.Runtime(nil).AuthEnabled() {
+		if len(cfg.SkillScopes) > 0 {
+			h.logger.Warn("card skills require scopes but no auth is configured: every message naming such a skill is refused (AUTH-8)")
+		}
 		return nil
 	}
 	cfg.ExtendedCard = newExtendedCards(cardHandler, h.runtimeDetails(app, cfg.WithDefaults(), tc.WithDefaults())).get

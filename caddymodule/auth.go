@@ -170,6 +170,7 @@ func (h *AuthHandler) authenticate(w http.ResponseWriter, r *http.Request) (*htt
 		repl.Set("http.auth.user.id", principal)
 	}
 	caddyhttp.SetVar(r.Context(), PrincipalVar, principal)
+	r = withIdentity(r, res) // AUTH-8: scopes and claims for the bindings
 	if res.Expires.IsZero() {
 		return r, func() {}, true
 	}

@@ -136,6 +136,8 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 			j.Audience, err = oneArg(d)
 		case "algorithms":
 			j.Algorithms, err = restArgs(d)
+		case "principal_claim":
+			j.PrincipalClaim, err = oneArg(d)
 		case "clock_skew":
 			var v string
 			if v, err = oneArg(d); err != nil {

@@ -133,6 +133,8 @@ func unmarshalSkill(d *caddyfile.Dispenser, c *card.Config) error {
 			s.InputModes, err = restArgs(d)
 		case "output_modes":
 			s.OutputModes, err = restArgs(d)
+		case "requires_scopes":
+			s.RequiresScopes, err = restArgs(d) // AUTH-8
 		default:
 			return d.Errf("skill %q: unknown option %q", id, opt)
 		}

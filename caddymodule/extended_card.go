@@ -107,10 +107,11 @@ func newExtendedCards(cardHandler *card.Handler, details card.RuntimeDetails) *e
 }
 
 // get implements agent.Config.ExtendedCard: the card served at baseURL
-// (the call's, from the transport's BaseURL). The card returned is shared:
-// callers do not modify it.
-func (ec *extendedCards) get(_ context.Context, baseURL string) (*a2a.AgentCard, error) {
-	c := card.Extend(ec.cardHandler.CardAt(baseURL), ec.details)
+// (the call's, from the transport's BaseURL), with only the skills the
+// caller may use (agent.UsableSkills reads them from ctx, AUTH-8). The
+// card returned is shared: callers do not modify it.
+func (ec *extendedCards) get(ctx context.Context, baseURL string) (*a2a.AgentCard, error) {
+	c := card.Extend(agent.UsableSkills(ctx, ec.cardHandler.CardAt(baseURL)), ec.details)
 	unsigned, err := json.Marshal(c)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ import (
 )
 
 // LimitsConfig is what one principal may do on an a2a endpoint (AUTH-6):
-// the JSON form of a `limits <principal|*> { … }` block.
+// the JSON form of a `limits <principal|*|scope:NAME|claim:NAME=VALUE> { … }`
+// block. The handler's Limits map is keyed by the same selector.
 type LimitsConfig struct {
 	// AllowMethods are the A2A 1.0 method names the principal may call
 	// (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask,
@@ -116,8 +117,8 @@ func inheritLimits(root, sub *AgentHandler, site string) {
 // validateLimits checks every limits rule (AUTH-6).
 func (h *AgentHandler) validateLimits() error {
 	for p, c := range h.Limits {
-		if p == "" {
-			return fmt.Errorf("limits: the principal name must not be empty (use * for every principal)")
+		if err := agent.ValidateLimitKey(p); err != nil {
+			return fmt.Errorf("limits: %v", err)
 		}
 		if c == nil {
 			continue
@@ -129,9 +130,11 @@ func (h *AgentHandler) validateLimits() error {
 	return nil
 }
 
-// unmarshalLimits parses one limits block (repeatable, one per principal):
+// unmarshalLimits parses one limits block (repeatable, one per principal
+// or selector; AUTH-8 adds the scope: and claim: selectors, whose
+// precedence agent.Config.Limits states):
 //
-//	limits <principal|*> {
+//	limits <principal|*|scope:NAME|claim:NAME=VALUE> {
 //		allow_methods <Method…>
 //		rate <N>/s|m|h [burst <M>]
 //		max_turns <N>

@@ -154,7 +154,7 @@ func (a *App) startOne(run *redisRPCRun, h *AgentHandler, guard *AuthHandler) er
 	}
 	var authn redisrpc.Authenticator
 	if guard != nil && guard.authn.Enabled() {
-		authn = guard.authn
+		authn = headerIdentity{guard.authn} // with scopes and claims (AUTH-8)
 	}
 	logger := a.logger.Named("redis_rpc")
 	d := h.handler.Dispatcher()

@@ -180,7 +180,7 @@ func confTable() []confCase {
 	}
 	first := func(e *confEnv) string { return e.task }
 	notFound := &confError{RPC: -32001, HTTP: 404, GRPC: codes.NotFound, Reason: "TASK_NOT_FOUND"}
-	return append(confCoreRows(taskParams, first, notFound, noStdioHeaders, noStdioAuth), append(confPolicyRows(), confV03Rows()...)...)
+	return append(confCoreRows(taskParams, first, notFound, noStdioHeaders, noStdioAuth), append(append(confPolicyRows(), confScopeRows()...), confV03Rows()...)...)
 }
 
 // confCoreRows are the 1.0 methods, errors and principal isolation.
@@ -462,13 +462,13 @@ func confCheckExtendedCard(t *testing.T, res map[string]any, base string) {
 func confSite(redisAddr string) string {
 	return `a2a {
 	card {
-		name conf
+		name conf` + confScopeSkill + `
 	}
 	auth {
 		principal alice bearer ` + confTokens[confAlice] + `
 		principal bob bearer ` + confTokens[confBob] + `
 		principal monitor bearer ` + confTokens[confMonitor] + `
-		principal ratebot bearer ` + confTokens[confRateBot] + `
+		principal ratebot bearer ` + confTokens[confRateBot] + confScopeJWT + `
 		no_env
 	}
 	limits monitor {
@@ -476,7 +476,7 @@ func confSite(redisAddr string) string {
 	}
 	limits ratebot {
 		rate 1/h burst 1
-	}
+	}` + confScopeLimits + `
 	legacy_v03
 	grpc
 	websocket /ws

@@ -39,29 +39,38 @@ type Result struct {
 	// Zero for credentials without an expiry (static tokens, Basic, API
 	// keys), which stay valid as long as the configuration holds them.
 	Expires time.Time
+	// Scopes are the OAuth 2.0 scopes a JWT grants (its `scope` string
+	// split at spaces and its `scp` claim, AUTH-8); nil for credentials
+	// without scopes (static tokens, Basic, API keys).
+	Scopes []string
+	// Claims are a JWT's top-level scalar and array claims as text, by
+	// name (see ClaimValues); nil for other credentials.
+	Claims map[string][]string
 }
 
-// Check is Authenticate with the credential's expiry (AUTH-10): a
-// long-lived carrier (a WebSocket connection, a stream) that was opened
-// with the credential must end its access at Result.Expires.
+// ClaimValues returns the values of the credential's claim name: one for
+// a string, boolean or number claim, the elements of an array claim; nil
+// when the credential has no such claim (or no claims at all).
+func (r Result) ClaimValues(name string) []string { return r.Claims[name] }
+
+// Check is Authenticate with the credential's expiry (AUTH-10), scopes
+// and claims (AUTH-8): a long-lived carrier (a WebSocket connection, a
+// stream) that was opened with the credential must end its access at
+// Result.Expires.
 func (a *Authenticator) Check(r *http.Request) (Result, bool) {
-	p, exp, ok := a.check(r)
-	if !ok {
-		return Result{}, false
-	}
-	return Result{Principal: p, Expires: exp}, true
+	return a.check(r)
 }
 
-// check is Check's body: the principal and, for a JWT, its expiry.
-func (a *Authenticator) check(r *http.Request) (string, time.Time, bool) {
-	var none time.Time
+// check is Check's body: the principal and, for a JWT, its expiry,
+// scopes and claims.
+func (a *Authenticator) check(r *http.Request) (Result, bool) {
 	if !a.Enabled() {
-		return "", none, false
+		return Result{}, false
 	}
 	if a.schemes.APIKey {
 		if v := r.Header.Get(a.header); v != "" {
 			if p, ok := matchDigest(a.keys, sha256.Sum256([]byte(v))); ok {
-				return p, none, true
+				return Result{Principal: p}, true
 			}
 		}
 	}
@@ -69,34 +78,37 @@ func (a *Authenticator) check(r *http.Request) (string, time.Time, bool) {
 	scheme, cred, _ := strings.Cut(strings.TrimSpace(authz), " ")
 	cred = strings.TrimSpace(cred)
 	if cred == "" {
-		return "", none, false
+		return Result{}, false
 	}
 	switch {
 	case strings.EqualFold(scheme, "Bearer") && a.schemes.Bearer:
 		if p, ok := matchDigest(a.tokens, sha256.Sum256([]byte(cred))); ok {
-			return p, none, true
+			return Result{Principal: p}, true
 		}
 		if a.jwt != nil {
-			p, exp, ok := a.jwt.validate(r.Context(), cred)
-			if !ok || slices.Contains(a.principals, p) {
+			res, ok := a.jwt.validate(r.Context(), cred)
+			if !ok || slices.Contains(a.principals, res.Principal) {
 				// A token must not take over a configured principal's tasks
-				// by naming it in `sub` (AUTH-3, AUTH-4).
-				return "", none, false
+				// by naming it in its principal claim (AUTH-3, AUTH-4).
+				return Result{}, false
 			}
-			return p, exp, true
+			return res, true
 		}
-		return "", none, false
+		return Result{}, false
 	case strings.EqualFold(scheme, "Basic") && a.schemes.Basic:
 		raw, err := base64.StdEncoding.DecodeString(cred)
 		if err != nil {
-			return "", none, false
+			return Result{}, false
 		}
 		user, pass, found := strings.Cut(string(raw), ":")
 		if !found {
-			return "", none, false
+			return Result{}, false
 		}
 		p, ok := a.checkBasic(user, pass)
-		return p, none, ok
+		if !ok {
+			return Result{}, false
+		}
+		return Result{Principal: p}, true
 	}
-	return "", none, false
+	return Result{}, false
 }

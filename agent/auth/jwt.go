@@ -79,6 +79,11 @@ type JWT struct {
 	Algorithms []string `json:"algorithms,omitempty"`
 	// ClockSkew is the leeway for exp, nbf and iat. Default: 30s; at most 5m.
 	ClockSkew Duration `json:"clock_skew,omitempty"`
+	// PrincipalClaim is the claim whose string value names the principal
+	// (AUTH-7, AUTH-8). Default: sub; azp or client_id name the client of
+	// a service (client-credentials) token. The value must be a printable
+	// name without spaces (at most 128 bytes), else the token is refused.
+	PrincipalClaim string `json:"principal_claim,omitempty"`
 }
 
 // jwtValidator checks bearer JWTs.
@@ -90,6 +95,8 @@ type jwtValidator struct {
 	parser    *jwt.Parser
 	algs      []string
 	skew      time.Duration
+	// principalClaim names the principal (JWT.PrincipalClaim; "": sub).
+	principalClaim string
 }
 
 // ValidateClockSkew checks clock_skew (0: the default) without loading
@@ -116,6 +123,10 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 	if err := c.ValidateClockSkew(); err != nil {
 		return nil, nil, err
 	}
+	if err := checkPrincipalClaim(c.PrincipalClaim); err != nil {
+		return nil, nil, err
+	}
+	v.principalClaim = c.PrincipalClaim
 	skew := time.Duration(c.ClockSkew)
 	if skew == 0 {
 		skew = DefaultClockSkew
@@ -241,24 +252,29 @@ func looksLikeJWT(tok string) bool {
 	return strings.Count(tok, ".") == 2 && len(tok) <= maxJWTBytes
 }
 
-// validate checks tok and returns its subject and the end of its
-// validity (exp plus the clock skew).
-func (v *jwtValidator) validate(ctx context.Context, tok string) (string, time.Time, bool) {
-	var none time.Time
+// validate checks tok and returns its principal (the principal_claim,
+// default sub), the end of its validity (exp plus the clock skew), its
+// scopes and its claims (AUTH-8).
+func (v *jwtValidator) validate(ctx context.Context, tok string) (Result, bool) {
 	if !looksLikeJWT(tok) {
-		return "", none, false
+		return Result{}, false
 	}
-	claims := jwt.RegisteredClaims{}
-	t, err := v.parser.ParseWithClaims(tok, &claims, func(t *jwt.Token) (any, error) {
+	claims := jwt.MapClaims{}
+	t, err := v.parser.ParseWithClaims(tok, claims, func(t *jwt.Token) (any, error) {
 		return v.keyFor(ctx, t)
 	})
-	if err != nil || !t.Valid || claims.ExpiresAt == nil {
-		return "", none, false
+	if err != nil || !t.Valid {
+		return Result{}, false
 	}
-	if !validName(claims.Subject) {
-		return "", none, false
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return Result{}, false
 	}
-	return claims.Subject, claims.ExpiresAt.Add(v.skew), true
+	principal, _ := claims[v.principalClaimName()].(string)
+	if !validName(principal) {
+		return Result{}, false
+	}
+	return Result{Principal: principal, Expires: exp.Add(v.skew), Scopes: tokenScopes(claims), Claims: tokenClaims(claims)}, true
 }
 
 func (v *jwtValidator) keyFor(ctx context.Context, t *jwt.Token) (any, error) {

@@ -79,6 +79,14 @@ type Skill struct {
 	InputModes []string `json:"input_modes,omitempty"`
 	// OutputModes overrides the card's default output media types.
 	OutputModes []string `json:"output_modes,omitempty"`
+	// RequiresScopes are the OAuth 2.0 scopes a caller's token must grant
+	// to use the skill (AUTH-8): the card writes them as the skill's
+	// securityRequirements (on each scheme that carries scopes: bearerAuth
+	// with JWTs, OAuth 2.0 and OpenID Connect schemes), a message whose
+	// skill hint (metadata.<namespace>.skill) names the skill is refused
+	// with PERMISSION_DENIED naming the missing scopes, and the extended
+	// card lists the skill only to callers that hold them all.
+	RequiresScopes []string `json:"requires_scopes,omitempty"`
 }
 
 // Extension is an additional protocol extension declared on the card.
@@ -308,6 +316,11 @@ func validateSkills(skills []Skill, add func(format string, args ...any), checkM
 		for _, t := range s.Tags {
 			if strings.TrimSpace(t) == "" {
 				add("%s tags: empty tag", where)
+			}
+		}
+		for _, sc := range s.RequiresScopes {
+			if !a2a.ValidScope(sc) {
+				add("%s requires_scopes: %q is not an OAuth 2.0 scope token (printable ASCII without spaces, \" or \\)", where, sc)
 			}
 		}
 		checkModes(where[len("card "):]+" input_modes", s.InputModes)

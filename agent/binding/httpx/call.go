@@ -73,7 +73,8 @@ func (c TransportConfig) WithDefaults() TransportConfig {
 // activated extensions the binding echoes), the base URL
 // (c.BaseURL: c has its defaults applied, see WithDefaults), the A2A-Version header (or query
 // parameter, RPC-2), the extensions of the A2A-Extensions headers
-// (RPC-3) and the Last-Event-ID header of a resumed stream (RPC-17).
+// (RPC-3), the Last-Event-ID header of a resumed stream (RPC-17) and the
+// credential's scopes and claims (agent.IdentityFrom, AUTH-8).
 func (c TransportConfig) NewCall(r *http.Request, binding, principal, tenant string) agent.Call {
 	v := r.Header.Get("A2A-Version")
 	if v == "" {
@@ -84,7 +85,7 @@ func (c TransportConfig) NewCall(r *http.Request, binding, principal, tenant str
 	if info == nil {
 		info = new(agent.RequestInfo)
 	}
-	return agent.Call{Binding: binding, Principal: principal, Tenant: tenant, ServedTenant: c.Tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
+	return agent.Call{Binding: binding, Principal: principal, Identity: agent.IdentityFrom(r.Context()), Tenant: tenant, ServedTenant: c.Tenant, BaseURL: c.BaseURL(r), Version: v, Extensions: exts,
 		LastEventID: r.Header.Get("Last-Event-ID"), Info: info}
 }
 

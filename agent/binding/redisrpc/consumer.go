@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/internal/redisstream"
 )
@@ -22,6 +23,23 @@ import (
 // request runs without a principal.
 type Authenticator interface {
 	AuthenticateHeaders(ctx context.Context, headers map[string]string) (principal string, ok bool)
+}
+
+// IdentityAuthenticator is an Authenticator that also returns the
+// credential's scopes and claims (AUTH-8), which limits selectors and
+// skills' requires_scopes check; the consumer uses it when its
+// Authenticator implements it.
+type IdentityAuthenticator interface {
+	IdentifyHeaders(ctx context.Context, headers map[string]string) (principal string, id *agent.Identity, ok bool)
+}
+
+// identify checks headers with the consumer's Authenticator.
+func (c *Consumer) identify(ctx context.Context, headers map[string]string) (string, *agent.Identity, bool) {
+	if ia, ok := c.authn.(IdentityAuthenticator); ok {
+		return ia.IdentifyHeaders(ctx, headers)
+	}
+	p, ok := c.authn.AuthenticateHeaders(ctx, headers)
+	return p, nil, ok
 }
 
 // Stats count what a consumer did since it started.

@@ -114,15 +114,18 @@ func (c *Consumer) answer(ctx context.Context, req request) error {
 		return c.write(req, c.d.Refuse(ctx, c.call(req, ""), nullID, "", a2a.NewError(a2a.CodeInvalidRequest, "%s", msg)).Response, true)
 	}
 	var principal string
+	var ident *agent.Identity
 	if c.authn != nil {
-		p, ok := c.authn.AuthenticateHeaders(ctx, req.headers)
+		p, who, ok := c.identify(ctx, req.headers)
 		if !ok {
 			id, method := peekID(req.payload)
 			return c.write(req, c.d.Refuse(ctx, c.call(req, ""), id, method, a2a.ErrUnauthenticated()).Response, true)
 		}
-		principal = p
+		principal, ident = p, who
 	}
-	out := c.d.Handle(ctx, c.call(req, principal), []byte(req.payload))
+	call := c.call(req, principal)
+	call.Identity = ident // AUTH-8: the credential's scopes and claims
+	out := c.d.Handle(ctx, call, []byte(req.payload))
 	if ctx.Err() != nil {
 		if out.Stream != nil {
 			out.Stream.Detach()
