@@ -46,8 +46,8 @@ func (h *AgentHandler) cardFacts() card.Facts {
 	} else if len(*h.ThinkingExposure) > 0 {
 		f.ThinkingTypes = slices.Clone(*h.ThinkingExposure)
 	}
-	if h.GRPC {
-		f.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
+	if h.GRPC || h.GRPCJSONRPC {
+		f.Bindings = h.bindings() // XPORT-2, XPORT-6: only when enabled
 	}
 	if h.DedupeWindow >= 0 { // RPC-18, unless dedupe_window is off
 		f.DedupeWindow = cmp.Or(time.Duration(h.DedupeWindow), agent.DefaultDedupeWindow)

@@ -54,6 +54,9 @@ const (
 	BindingGRPC     = "GRPC"
 	// BindingWebSocket is the custom WebSocket JSON-RPC binding (XPORT-3).
 	BindingWebSocket = "websocket"
+	// BindingGRPCJSONRPC is the seed system's gRPC JSON-RPC envelope
+	// binding (XPORT-6): iac_code.a2a.transports.proto.A2AJsonRpc.
+	BindingGRPCJSONRPC = "grpc-jsonrpc"
 )
 
 // ProtocolVersion is the A2A version this gateway speaks.

@@ -200,10 +200,10 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 }
 
 // interfaceURL is the URL of binding b served at base: base itself for
-// the HTTP bindings, the host:port gRPC target for GRPC (A2A 1.0 §4.4.6;
-// the port defaults to 443 for https, else 80) (XPORT-2).
+// the HTTP bindings, the host:port gRPC target for GRPC and grpc-jsonrpc (A2A 1.0 §4.4.6;
+// the port defaults to 443 for https, else 80) (XPORT-2, XPORT-6).
 func interfaceURL(base, b string) string {
-	if b != a2a.BindingGRPC {
+	if b != a2a.BindingGRPC && b != a2a.BindingGRPCJSONRPC {
 		return base
 	}
 	u, err := url.Parse(base)
