@@ -41,6 +41,9 @@ func (h *AgentHandler) cardFacts() card.Facts {
 	if h.WebSocket != nil {
 		f.WebSocketPath = h.WebSocket.path() // XPORT-3
 	}
+	if h.RedisRPC != nil {
+		f.RedisStreamsURL = h.RedisRPC.AdvertiseURL // XPORT-5, only when configured
+	}
 	if h.ThinkingExposure == nil {
 		f.ThinkingTypes = []string{"tool_trace"}
 	} else if len(*h.ThinkingExposure) > 0 {
@@ -87,6 +90,7 @@ func (h *CardHandler) explicitFacts() card.Facts {
 		DedupeAlways:      h.DedupeAlways,
 		Bindings:          h.Bindings,
 		WebSocketPath:     h.WebSocketPath,
+		RedisStreamsURL:   h.RedisStreamsURL,
 		PushSign:          h.PushSign,
 	}
 }
@@ -97,6 +101,7 @@ func (h *CardHandler) setFacts(f card.Facts) {
 	h.LegacyV03, h.EventLogSize = f.LegacyV03, f.EventLogSize
 	h.DedupeWindow, h.DedupeAlways = caddy.Duration(f.DedupeWindow), f.DedupeAlways
 	h.Bindings, h.WebSocketPath, h.PushSign = f.Bindings, f.WebSocketPath, f.PushSign
+	h.RedisStreamsURL = f.RedisStreamsURL
 }
 
 // provisionFor provisions the card of agent handler a (its `card` field):
