@@ -70,6 +70,7 @@ func securityOf(a *AuthHandler) *card.Security {
 		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
 		APIKeyHeader: a.APIKeyHeader,
 		JWT:          s.JWT,
+		MTLS:         s.MTLS, // AUTH-9
 		FromEnv:      !a.NoEnv,
 	}
 	if *sec == (card.Security{}) {

@@ -47,7 +47,9 @@ type Result struct {
 func (a *Authenticator) Check(r *http.Request) (Result, bool) {
 	p, exp, ok := a.check(r)
 	if !ok {
-		return Result{}, false
+		if p, ok = a.checkMTLS(r); !ok { // AUTH-9
+			return Result{}, false
+		}
 	}
 	return Result{Principal: p, Expires: exp}, true
 }

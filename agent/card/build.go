@@ -1,6 +1,7 @@
 package card
 
 import (
+	"encoding/json"
 	"net"
 	"net/url"
 	"slices"
@@ -196,6 +197,11 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 		}
 		c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
 		addReq(SchemeAPIKey)
+	}
+	if rt.MTLS {
+		// AUTH-9: {"mtlsSecurityScheme": {"description": …}}.
+		c.SecuritySchemes[SchemeMTLS] = a2a.SecurityScheme{MTLS: json.RawMessage(`{"description":"A client certificate verified by the site's TLS server."}`)}
+		addReq(SchemeMTLS)
 	}
 }
 
