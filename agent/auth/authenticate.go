@@ -47,7 +47,7 @@ type Result struct {
 func (a *Authenticator) Check(r *http.Request) (Result, bool) {
 	p, exp, ok := a.check(r)
 	if !ok {
-		if p, ok = a.checkMTLS(r); !ok { // AUTH-9
+		if p, exp, ok = a.checkMTLS(r); !ok { // AUTH-9
 			return Result{}, false
 		}
 	}

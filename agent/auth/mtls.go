@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // Where MTLS.PrincipalFrom reads a client certificate's identity.
@@ -104,33 +105,35 @@ func (m *mtlsMapper) identity(c *x509.Certificate) string {
 }
 
 // principal maps the connection's verified client certificate to a
-// principal; false when there is none, its identity field is empty, or
-// the identity is not mapped (with a mapping) or names one of others
-// (without one).
-func (m *mtlsMapper) principal(cs *tls.ConnectionState, others []string) (string, bool) {
+// principal and the certificate's expiry; false when there is none, its
+// identity field is empty, or the identity is not mapped (with a mapping)
+// or names one of others (without one).
+func (m *mtlsMapper) principal(cs *tls.ConnectionState, others []string) (string, time.Time, bool) {
 	if m == nil || cs == nil || len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
-		return "", false
+		return "", time.Time{}, false
 	}
-	id := m.identity(cs.VerifiedChains[0][0])
+	leaf := cs.VerifiedChains[0][0]
+	id := m.identity(leaf)
 	if id == "" {
-		return "", false
+		return "", time.Time{}, false
 	}
 	if m.names != nil {
 		p, ok := m.names[id]
-		return p, ok
+		return p, leaf.NotAfter, ok
 	}
 	if slices.Contains(others, id) {
-		return "", false // a certificate must not take over a configured principal (AUTH-4)
+		return "", time.Time{}, false // a certificate must not take over a configured principal (AUTH-4)
 	}
-	return id, true
+	return id, leaf.NotAfter, true
 }
 
-// checkMTLS is the principal of r's verified client certificate when
-// mTLS is on and r carries no other credential (a wrong header credential
-// is not rescued by a certificate).
-func (a *Authenticator) checkMTLS(r *http.Request) (string, bool) {
+// checkMTLS is the principal of r's verified client certificate, and when
+// the certificate expires (AUTH-10: a long-lived connection opened with
+// it ends then), when mTLS is on and r carries no other credential (a
+// wrong header credential is not rescued by a certificate).
+func (a *Authenticator) checkMTLS(r *http.Request) (string, time.Time, bool) {
 	if a.mtls == nil || r.Header.Get("Authorization") != "" || (a.header != "" && r.Header.Get(a.header) != "") {
-		return "", false
+		return "", time.Time{}, false
 	}
 	return a.mtls.principal(r.TLS, a.principals)
 }

@@ -7,12 +7,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
+	"time"
 )
 
 // mtlsState is a connection state whose verified chain's leaf has the
 // given identities (verified false: the certificate was only presented).
 func mtlsState(verified bool, uri, dns, email, cn string) *tls.ConnectionState {
-	c := &x509.Certificate{Subject: pkix.Name{CommonName: cn}}
+	c := &x509.Certificate{Subject: pkix.Name{CommonName: cn}, NotAfter: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	if uri != "" {
 		u, _ := url.Parse(uri)
 		c.URIs = []*url.URL{u}
@@ -44,8 +45,8 @@ func TestMTLSPrincipal(t *testing.T) {
 		}
 		r := httptest.NewRequest("POST", "https://a.example/", nil)
 		r.TLS = cs
-		if res, ok := a.Check(r); !ok || res.Principal != want {
-			t.Errorf("principal_from %q: %q %v, want %q", from, res.Principal, ok, want)
+		if res, ok := a.Check(r); !ok || res.Principal != want || !res.Expires.Equal(cs.VerifiedChains[0][0].NotAfter) {
+			t.Errorf("principal_from %q: %q %v (expires %v), want %q until the certificate's notAfter", from, res.Principal, ok, res.Expires, want)
 		}
 	}
 	a, _, err := New(Config{NoEnv: true, Token: "tok-0123456789abcdef", Principals: []Principal{{Name: "admin", Token: "adm-0123456789abcdef"}},
