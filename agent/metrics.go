@@ -22,6 +22,8 @@ const (
 	// BindingWebSocket is the WebSocket JSON-RPC binding (XPORT-3).
 	BindingWebSocket = "websocket"
 	BindingGRPC      = "grpc"
+	// BindingGRPCJSONRPC is the gRPC JSON-RPC envelope carrier (XPORT-6).
+	BindingGRPCJSONRPC = "grpc-jsonrpc"
 )
 
 // Store operations (the op label of caddy_a2a_store_operation_duration_seconds).

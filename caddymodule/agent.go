@@ -19,6 +19,7 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding"
 	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/grpcjsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
 )
 
@@ -216,6 +217,13 @@ type AgentHandler struct {
 	// and v1alpha) describing lf.a2a.v1.A2AService, so grpcurl can list
 	// and call it without the .proto files. Needs GRPC. Default: off.
 	GRPCReflection bool `json:"grpc_reflection,omitempty"`
+	// GRPCJSONRPC serves the seed system's gRPC JSON-RPC envelope service
+	// (iac_code.a2a.transports.proto.A2AJsonRpc, XPORT-6, protocolBinding
+	// grpc-jsonrpc) on this handler, under the same listener rules as
+	// GRPC: each envelope's payload is one JSON-RPC 2.0 request, served
+	// like JSON-RPC over HTTP (same methods, errors, auth, limits and
+	// tenants). Independent of GRPC. Default: off.
+	GRPCJSONRPC bool `json:"grpc_jsonrpc,omitempty"`
 
 	backend backend.Backend
 	hub     *agent.Hub
@@ -223,7 +231,9 @@ type AgentHandler struct {
 	pushRef *pushEngineRef // nil without push
 	handler *binding.Handler
 	grpc    *a2agrpc.Server // nil unless GRPC
-	logger  *zap.Logger
+	// grpcJSONRPC is the envelope binding, nil unless GRPCJSONRPC.
+	grpcJSONRPC *grpcjsonrpc.Server
+	logger      *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -275,6 +285,9 @@ func (h *AgentHandler) precheck(w http.ResponseWriter, r *http.Request) (princip
 		}
 	}
 	principal, _ = caddyhttp.GetVar(r.Context(), PrincipalVar).(string)
+	if h.serveGRPCJSONRPC(w, r, principal) {
+		return "", true, nil
+	}
 	if h.grpc != nil && a2agrpc.IsGRPC(r) {
 		h.grpc.ServeHTTP(w, r, principal) // XPORT-2
 		return "", true, nil

@@ -15,6 +15,9 @@ func (h *AgentHandler) Cleanup() error {
 	if h.grpc != nil {
 		h.grpc.Close()
 	}
+	if h.grpcJSONRPC != nil {
+		h.grpcJSONRPC.Close()
+	}
 	if h.ws != nil {
 		errs = append(errs, h.ws.Close())
 	}

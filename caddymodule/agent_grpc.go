@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
@@ -10,14 +11,22 @@ import (
 )
 
 // bindings are the protocol bindings the handler serves, in the card's
-// preference order: JSONRPC, HTTP+JSON, then GRPC when enabled (XPORT-2).
+// preference order: JSONRPC, HTTP+JSON, then GRPC (XPORT-2) and
+// grpc-jsonrpc (XPORT-6) when enabled.
 func (h *AgentHandler) bindings() []string {
 	b := []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON}
 	if h.GRPC {
 		b = append(b, a2a.BindingGRPC)
 	}
+	if h.GRPCJSONRPC {
+		b = append(b, a2a.BindingGRPCJSONRPC)
+	}
 	return b
 }
+
+// isGRPCRequest reports whether r is a gRPC request (HTTP/2,
+// application/grpc).
+func isGRPCRequest(r *http.Request) bool { return a2agrpc.IsGRPC(r) }
 
 // provisionGRPC builds the gRPC binding over the handler's agent when
 // the grpc option is on (XPORT-2), with the same transport settings

@@ -72,6 +72,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.handler = binding.NewHandler(d, tc)
 	h.wireWebSocket(app, tc)
 	h.provisionGRPC()
+	h.provisionGRPCJSONRPC(app, tc)
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
 	}

@@ -199,6 +199,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.shared.hub.SetDrainTimeout(drain)
 	if a.RedisRPC != nil {
+		if err := a.RedisRPC.validateAdvertise(true); err != nil {
+			return err
+		}
 		return a.addRedisRPC(a.RedisRPC, nil)
 	}
 	return nil

@@ -42,6 +42,7 @@ import (
 //	redis_rpc { … } (see unmarshalRedisRPC)
 //	websocket [<path>] { … } (see unmarshalWebSocket)
 //	grpc [{ reflection }]
+//	grpc_jsonrpc
 func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 	opt := d.Val()
 	switch opt {
@@ -191,6 +192,8 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 		h.WebSocket = c
 	case "grpc":
 		return true, h.unmarshalGRPC(d)
+	case "grpc_jsonrpc":
+		return true, h.unmarshalGRPCJSONRPC(d)
 	case "attachment_media_types":
 		h.AttachmentMediaTypes = d.RemainingArgs()
 		if len(h.AttachmentMediaTypes) == 0 {
@@ -210,7 +213,7 @@ func (h *AgentHandler) unmarshalOption(d *caddyfile.Dispenser) (bool, error) {
 // about the agent it derives from the agent (card_facts.go).
 func (h *AgentHandler) attach(card *CardHandler, auth *AuthHandler) {
 	if auth != nil {
-		auth.GRPC = h.GRPC // gRPC-shaped refusals only where gRPC is served
+		auth.GRPC = h.GRPC || h.GRPCJSONRPC // gRPC-shaped refusals only where gRPC is served
 	}
 	if card == nil {
 		return

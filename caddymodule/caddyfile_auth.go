@@ -45,6 +45,8 @@ func (h *AuthHandler) unmarshalAuthBlock(d *caddyfile.Dispenser) error {
 			err = unmarshalPrincipal(d, c)
 		case "jwt":
 			err = unmarshalJWT(d, c)
+		case "mtls":
+			err = unmarshalMTLS(d, c) // AUTH-9
 		default:
 			return d.Errf("unknown auth option %q", opt)
 		}

@@ -19,6 +19,7 @@ import (
 //		max_payload_size <size>
 //		reply_max_len <n>
 //		reply_ttl <duration>
+//		advertise_url <url>
 //	}
 func unmarshalRedisRPC(d *caddyfile.Dispenser) (*RedisRPCConfig, error) {
 	c := &RedisRPCConfig{}
@@ -57,6 +58,8 @@ func unmarshalRedisRPC(d *caddyfile.Dispenser) (*RedisRPCConfig, error) {
 			c.ReplyMaxLen = int64(n)
 		case "max_payload_size":
 			c.MaxPayloadSize, err = sizeArg(d)
+		case "advertise_url":
+			err = stringArg(d, &c.AdvertiseURL)
 		default:
 			return nil, d.Errf("redis_rpc: unknown option %q", opt)
 		}

@@ -108,6 +108,12 @@ type CardHandler struct {
 	// overrides that.
 	WebSocketPath string `json:"websocket_path,omitempty"`
 
+	// RedisStreamsURL, when set, advertises the Redis Streams JSON-RPC
+	// carrier (protocolBinding redis-streams, XPORT-5) at this URL.
+	// Normally derived from the a2a handler's redis_rpc advertise_url;
+	// when set, it overrides that. Default: not advertised.
+	RedisStreamsURL string `json:"redis_streams_url,omitempty"`
+
 	// Bindings are the protocol bindings advertised in
 	// supportedInterfaces, in preference order. Normally derived from the
 	// a2a handler (GRPC with its grpc option); when set, it overrides
@@ -217,7 +223,7 @@ func (h *CardHandler) options(f card.Facts) card.Options {
 		Bindings:          f.Bindings,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
-		Interfaces:        wsInterface(f.WebSocketPath),
+		Interfaces:        append(wsInterface(f.WebSocketPath), redisInterface(f.RedisStreamsURL)...),
 		PathPrefix:        h.PathPrefix,
 		Tenant:            strings.TrimPrefix(h.PathPrefix, "/"), // TURN-10
 	}

@@ -41,13 +41,16 @@ func (h *AgentHandler) cardFacts() card.Facts {
 	if h.WebSocket != nil {
 		f.WebSocketPath = h.WebSocket.path() // XPORT-3
 	}
+	if h.RedisRPC != nil {
+		f.RedisStreamsURL = h.RedisRPC.AdvertiseURL // XPORT-5, only when configured
+	}
 	if h.ThinkingExposure == nil {
 		f.ThinkingTypes = []string{"tool_trace"}
 	} else if len(*h.ThinkingExposure) > 0 {
 		f.ThinkingTypes = slices.Clone(*h.ThinkingExposure)
 	}
-	if h.GRPC {
-		f.Bindings = h.bindings() // XPORT-2: GRPC only when enabled
+	if h.GRPC || h.GRPCJSONRPC {
+		f.Bindings = h.bindings() // XPORT-2, XPORT-6: only when enabled
 	}
 	if h.DedupeWindow >= 0 { // RPC-18, unless dedupe_window is off
 		f.DedupeWindow = cmp.Or(time.Duration(h.DedupeWindow), agent.DefaultDedupeWindow)
@@ -67,6 +70,7 @@ func securityOf(a *AuthHandler) *card.Security {
 		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
 		APIKeyHeader: a.APIKeyHeader,
 		JWT:          s.JWT,
+		MTLS:         s.MTLS, // AUTH-9
 		FromEnv:      !a.NoEnv,
 	}
 	if *sec == (card.Security{}) {
@@ -87,6 +91,7 @@ func (h *CardHandler) explicitFacts() card.Facts {
 		DedupeAlways:      h.DedupeAlways,
 		Bindings:          h.Bindings,
 		WebSocketPath:     h.WebSocketPath,
+		RedisStreamsURL:   h.RedisStreamsURL,
 		PushSign:          h.PushSign,
 	}
 }
@@ -97,6 +102,7 @@ func (h *CardHandler) setFacts(f card.Facts) {
 	h.LegacyV03, h.EventLogSize = f.LegacyV03, f.EventLogSize
 	h.DedupeWindow, h.DedupeAlways = caddy.Duration(f.DedupeWindow), f.DedupeAlways
 	h.Bindings, h.WebSocketPath, h.PushSign = f.Bindings, f.WebSocketPath, f.PushSign
+	h.RedisStreamsURL = f.RedisStreamsURL
 }
 
 // provisionFor provisions the card of agent handler a (its `card` field):

@@ -56,6 +56,13 @@ type RedisRPCConfig struct {
 	ReplyMaxLen int64 `json:"reply_max_len,omitempty"`
 	// ReplyTTL is the expiry a reply stream gets at every write. Default 1h.
 	ReplyTTL caddy.Duration `json:"reply_ttl,omitempty"`
+	// AdvertiseURL, when set, advertises the carrier on the agent's card:
+	// a supportedInterfaces entry with this URL and protocolBinding
+	// redis-streams, for clients that should discover it. It is published
+	// as written, so it must be an address clients may know (no
+	// credentials; the url above is never published). Only in an a2a
+	// handler's block. Default: not advertised.
+	AdvertiseURL string `json:"advertise_url,omitempty"`
 }
 
 // validate checks the values (zero means the default): a URL, and no
@@ -68,6 +75,9 @@ func (c *RedisRPCConfig) validate() error {
 		return errors.New("redis_rpc: durations and sizes must not be negative")
 	}
 	if err := notNegative("redis_rpc: max_in_flight", int64(c.MaxInFlight)); err != nil {
+		return err
+	}
+	if err := c.validateAdvertise(false); err != nil {
 		return err
 	}
 	return notNegative("redis_rpc: reply_max_len", c.ReplyMaxLen)

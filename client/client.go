@@ -33,7 +33,8 @@ type Options struct {
 	Auth Auth
 	// Headers are extra request headers (sent with every request).
 	Headers http.Header
-	// Binding forces "jsonrpc" or "rest"; "" picks the card's first
+	// Binding forces "jsonrpc", "rest", "grpc", "grpc-jsonrpc" or
+	// "websocket"; "" picks the card's first
 	// interface the client speaks.
 	Binding string
 	// HTTPClient is used for requests; nil builds one with dial and TLS

@@ -86,8 +86,8 @@ func fetchErr(cardURL string, err error, sent bool) error {
 
 // SelectInterface picks the first interface of the card whose binding the
 // client speaks (JSONRPC or HTTP+JSON, protocol version 1.x), or the first
-// of the forced binding (jsonrpc, rest, or grpc: GRPC is used only when
-// forced).
+// of the forced binding (jsonrpc, rest, grpc, grpc-jsonrpc or websocket:
+// those three are used only when forced).
 func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, error) {
 	want := map[string]bool{a2a.BindingJSONRPC: true, a2a.BindingHTTPJSON: true}
 	switch strings.ToLower(binding) {
@@ -100,8 +100,10 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		want = map[string]bool{strings.ToUpper(a2a.BindingWebSocket): true}
 	case BindingGRPC:
 		want = map[string]bool{a2a.BindingGRPC: true}
+	case BindingGRPCJSONRPC:
+		want = map[string]bool{strings.ToUpper(a2a.BindingGRPCJSONRPC): true}
 	default:
-		return a2a.AgentInterface{}, usagef("unknown binding %q: want jsonrpc, rest, grpc or websocket", binding)
+		return a2a.AgentInterface{}, usagef("unknown binding %q: want jsonrpc, rest, grpc, grpc-jsonrpc or websocket", binding)
 	}
 	var seen []string
 	for _, in := range card.SupportedInterfaces {
@@ -112,7 +114,7 @@ func SelectInterface(card *a2a.AgentCard, binding string) (a2a.AgentInterface, e
 		if v := in.ProtocolVersion; v != "" && v != "1" && !strings.HasPrefix(v, "1.") {
 			continue
 		}
-		if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) {
+		if strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPC) || strings.EqualFold(in.ProtocolBinding, a2a.BindingGRPCJSONRPC) {
 			if _, ok := grpcTarget(in.URL); !ok {
 				continue
 			}

@@ -31,6 +31,8 @@ func newTransport(in a2a.AgentInterface, opts Options, hc *http.Client) (Transpo
 	switch strings.ToUpper(in.ProtocolBinding) {
 	case a2a.BindingGRPC:
 		return dialGRPC(in, opts, hc)
+	case strings.ToUpper(a2a.BindingGRPCJSONRPC):
+		return dialGRPCJSONRPC(in, opts, hc, ids) // XPORT-6
 	case strings.ToUpper(a2a.BindingWebSocket):
 		return &wsTransport{in: in, opts: opts, hc: hc, ids: ids}, nil
 	case a2a.BindingHTTPJSON:

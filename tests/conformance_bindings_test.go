@@ -1,9 +1,10 @@
 package tests
 
-// The method/error conformance table (issue 14 "Tests"; XPORT-1..5,
+// The method/error conformance table (issue 14 "Tests"; XPORT-1..6,
 // RPC-1, RPC-13, AUTH-1, PUSH-1): ONE table of calls and their expected
 // outcome, run in order over every binding of ONE gateway process —
-// JSON-RPC over HTTP, HTTP+JSON, gRPC (h2c), WebSocket and Redis Streams —
+// JSON-RPC over HTTP, HTTP+JSON, gRPC (h2c), the gRPC JSON-RPC envelope
+// (h2c), WebSocket and Redis Streams —
 // and over `caddy a2a stdio` on the same Caddyfile.
 //
 // stdio runs as a second process: only one gateway may own a data_dir
@@ -56,7 +57,7 @@ const (
 )
 
 // confBindings is the order the bindings run in.
-var confBindings = []string{bJSONRPC, bREST, bGRPC, bWS, bRedis, bStdio}
+var confBindings = []string{bJSONRPC, bREST, bGRPC, bGRPCJSONRPC, bWS, bRedis, bStdio}
 
 // confError is an expected error in every carrier's form.
 type confError struct {
@@ -444,8 +445,9 @@ func confCheckExtendedCard(t *testing.T, res map[string]any, base string) {
 		b, _ := m["protocolBinding"].(string)
 		got[b] = u
 	}
-	if res["name"] != "conf" || len(got) != 4 || got["JSONRPC"] == "" || got["HTTP+JSON"] == "" || got["GRPC"] == "" || got["websocket"] == "" {
-		t.Fatalf("extended card %v, want conf with JSONRPC, HTTP+JSON, GRPC and websocket", res)
+	if res["name"] != "conf" || len(got) != 5 || got["JSONRPC"] == "" || got["HTTP+JSON"] == "" || got["GRPC"] == "" || got["websocket"] == "" ||
+		got[bGRPCJSONRPC] == "" {
+		t.Fatalf("extended card %v, want conf with JSONRPC, HTTP+JSON, GRPC, grpc-jsonrpc (XPORT-6) and websocket", res)
 	}
 	if base == "" {
 		return
@@ -454,6 +456,7 @@ func confCheckExtendedCard(t *testing.T, res map[string]any, base string) {
 	if got["JSONRPC"] != base+"/" || got["HTTP+JSON"] != base+"/" || got["GRPC"] != hostPort || got["websocket"] != "ws://"+hostPort+"/ws" {
 		t.Fatalf("extended card interfaces %v, want them at %s", got, base)
 	}
+	confGRPCJSONRPCCard(t, got, base)
 }
 
 // confSite is the one gateway: auth with four principals and their
@@ -479,6 +482,7 @@ func confSite(redisAddr string) string {
 	}` + confScopeLimits + `
 	legacy_v03
 	grpc
+	grpc_jsonrpc
 	websocket /ws
 	push {
 		queue local-file
@@ -507,9 +511,10 @@ func TestConformanceBindings(t *testing.T) {
 	}
 
 	drivers := map[string]func(t *testing.T) confDriver{
-		bJSONRPC: func(*testing.T) confDriver { return jsonrpcHTTPDriver{httpBase{gw.URL}} },
-		bREST:    func(*testing.T) confDriver { return restDriver{httpBase{gw.URL}} },
-		bGRPC:    func(t *testing.T) confDriver { return newGRPCDriver(t, gw.Addr) },
+		bJSONRPC:     func(*testing.T) confDriver { return jsonrpcHTTPDriver{httpBase{gw.URL}} },
+		bREST:        func(*testing.T) confDriver { return restDriver{httpBase{gw.URL}} },
+		bGRPC:        func(t *testing.T) confDriver { return newGRPCDriver(t, gw.Addr) },
+		bGRPCJSONRPC: func(t *testing.T) confDriver { return newGRPCJSONRPCDriver(t, gw.Addr) }, // XPORT-6
 		bWS: func(t *testing.T) confDriver {
 			return &wsDriver{t: t, url: wsURL(gw.URL, "/ws"), conns: map[string]*wsTestConn{}}
 		},

@@ -54,6 +54,12 @@ const (
 	BindingGRPC     = "GRPC"
 	// BindingWebSocket is the custom WebSocket JSON-RPC binding (XPORT-3).
 	BindingWebSocket = "websocket"
+	// BindingGRPCJSONRPC is the seed system's gRPC JSON-RPC envelope
+	// binding (XPORT-6): iac_code.a2a.transports.proto.A2AJsonRpc.
+	BindingGRPCJSONRPC = "grpc-jsonrpc"
+	// BindingRedisStreams is the Redis Streams JSON-RPC carrier (XPORT-5),
+	// advertised only at an explicitly configured URL.
+	BindingRedisStreams = "redis-streams"
 )
 
 // ProtocolVersion is the A2A version this gateway speaks.

@@ -23,6 +23,7 @@ type Authenticator struct {
 	schemes    Schemes
 	principals []string
 	jwt        *jwtValidator
+	mtls       *mtlsMapper // AUTH-9; nil: client certificates are no credential
 }
 
 // New validates cfg (after applying environment defaults and resolving
@@ -49,10 +50,16 @@ func New(cfg Config, opts Options) (*Authenticator, []string, error) {
 		}
 		a.jwt = v
 	}
+	if cfg.MTLS != nil {
+		m, err := newMTLSMapper(cfg.MTLS)
+		errs = append(errs, err)
+		a.mtls = m
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, warns, err
 	}
-	a.schemes = Schemes{Bearer: len(a.tokens) > 0 || a.jwt != nil, Basic: len(a.users) > 0, APIKey: len(a.keys) > 0, APIKeyHeader: a.header, JWT: a.jwt != nil}
+	a.schemes = Schemes{Bearer: len(a.tokens) > 0 || a.jwt != nil, Basic: len(a.users) > 0, APIKey: len(a.keys) > 0, APIKeyHeader: a.header, JWT: a.jwt != nil,
+		MTLS: a.mtls != nil}
 	return a, warns, nil
 }
 

@@ -58,7 +58,14 @@ func (r Result) ClaimValues(name string) []string { return r.Claims[name] }
 // stream) that was opened with the credential must end its access at
 // Result.Expires.
 func (a *Authenticator) Check(r *http.Request) (Result, bool) {
-	return a.check(r)
+	if res, ok := a.check(r); ok {
+		return res, true
+	}
+	p, exp, ok := a.checkMTLS(r) // AUTH-9
+	if !ok {
+		return Result{}, false
+	}
+	return Result{Principal: p, Expires: exp}, true
 }
 
 // check is Check's body: the principal and, for a JWT, its expiry,

@@ -77,6 +77,10 @@ type Config struct {
 	// JWT, when set, also accepts bearer tokens that are valid JWTs; the
 	// principal is the token's `sub` claim. See JWT.
 	JWT *JWT `json:"jwt,omitempty"`
+	// MTLS, when set, also accepts the client certificate the site's TLS
+	// server verified (Caddy's tls client_auth), mapped to a principal
+	// (AUTH-9). See MTLS.
+	MTLS *MTLS `json:"mtls,omitempty"`
 }
 
 // Schemes says which schemes are enabled.
@@ -91,10 +95,12 @@ type Schemes struct {
 	APIKeyHeader string
 	// JWT is true when bearer JWTs are accepted (Bearer is then true too).
 	JWT bool
+	// MTLS is true when verified client certificates are accepted (AUTH-9).
+	MTLS bool
 }
 
 // Any reports whether any scheme is enabled.
-func (s Schemes) Any() bool { return s.Bearer || s.Basic || s.APIKey }
+func (s Schemes) Any() bool { return s.Bearer || s.Basic || s.APIKey || s.MTLS }
 
 // Options tune New.
 type Options struct {
@@ -143,6 +149,7 @@ func (c Config) Schemes(getenv func(string) string) Schemes {
 		s.APIKeyHeader = DefaultAPIKeyHeader
 	}
 	s.JWT = c.JWT != nil
+	s.MTLS = c.MTLS != nil
 	s.Bearer = c.Token != "" || s.JWT
 	s.Basic = c.Basic != nil
 	s.APIKey = c.APIKey != ""

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"encoding/json"
 	"net"
 	"net/url"
 	"slices"
@@ -198,13 +199,18 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 		c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
 		addReq(SchemeAPIKey)
 	}
+	if rt.MTLS {
+		// AUTH-9: {"mtlsSecurityScheme": {"description": …}}.
+		c.SecuritySchemes[SchemeMTLS] = a2a.SecurityScheme{MTLS: json.RawMessage(`{"description":"A client certificate verified by the site's TLS server."}`)}
+		addReq(SchemeMTLS)
+	}
 }
 
 // interfaceURL is the URL of binding b served at base: base itself for
-// the HTTP bindings, the host:port gRPC target for GRPC (A2A 1.0 §4.4.6;
-// the port defaults to 443 for https, else 80) (XPORT-2).
+// the HTTP bindings, the host:port gRPC target for GRPC and grpc-jsonrpc (A2A 1.0 §4.4.6;
+// the port defaults to 443 for https, else 80) (XPORT-2, XPORT-6).
 func interfaceURL(base, b string) string {
-	if b != a2a.BindingGRPC {
+	if b != a2a.BindingGRPC && b != a2a.BindingGRPCJSONRPC {
 		return base
 	}
 	u, err := url.Parse(base)

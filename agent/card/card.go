@@ -43,6 +43,8 @@ const (
 	SchemeBearer = "bearerAuth"
 	SchemeBasic  = "basicAuth"
 	SchemeAPIKey = "apiKeyAuth"
+	// SchemeMTLS is the mutual TLS scheme (AUTH-9).
+	SchemeMTLS = "mtlsAuth"
 )
 
 // DefaultInputModes are the default input media types when none are
@@ -176,6 +178,8 @@ type Runtime struct {
 	APIKeyHeader string
 	// BearerJWT marks the bearer scheme as taking JWTs (bearerFormat JWT).
 	BearerJWT bool
+	// MTLS declares the mutual TLS scheme (AUTH-9).
+	MTLS bool
 	// PushNotifications is capabilities.pushNotifications.
 	PushNotifications bool
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty
@@ -203,7 +207,7 @@ type Runtime struct {
 }
 
 // AuthEnabled reports whether any auth scheme is on.
-func (rt Runtime) AuthEnabled() bool { return rt.Bearer || rt.Basic || rt.APIKey }
+func (rt Runtime) AuthEnabled() bool { return rt.Bearer || rt.Basic || rt.APIKey || rt.MTLS }
 
 var (
 	skillIDRe   = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)

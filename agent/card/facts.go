@@ -36,6 +36,9 @@ type Facts struct {
 	// WebSocketPath, when set, advertises the WebSocket binding at that
 	// path (XPORT-3).
 	WebSocketPath string
+	// RedisStreamsURL, when set, advertises the Redis Streams carrier
+	// (protocolBinding redis-streams, XPORT-5) at this URL.
+	RedisStreamsURL string
 	// PushSign are the push signing keys whose public halves the JWKS
 	// publishes (PUSH-8).
 	PushSign []jws.SignKey
@@ -67,6 +70,9 @@ func (f Facts) Or(derived Facts) Facts {
 	}
 	if f.WebSocketPath == "" {
 		f.WebSocketPath = derived.WebSocketPath
+	}
+	if f.RedisStreamsURL == "" {
+		f.RedisStreamsURL = derived.RedisStreamsURL
 	}
 	if f.PushSign == nil {
 		f.PushSign = derived.PushSign

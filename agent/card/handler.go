@@ -190,6 +190,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		APIKey:            h.schemes.APIKey,
 		APIKeyHeader:      h.schemes.APIKeyHeader,
 		BearerJWT:         h.schemes.JWT,
+		MTLS:              h.schemes.MTLS,
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,

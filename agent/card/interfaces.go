@@ -16,10 +16,18 @@ type Interface struct {
 	Path string
 	// WebSocket swaps the base URL's scheme for ws (http) or wss (https).
 	WebSocket bool
+	// Absolute, when set, is the interface's URL as it is, whatever the
+	// base URL (the Redis Streams carrier's advertised address); Path and
+	// WebSocket are then ignored.
+	Absolute string
 }
 
-// URL is the interface's URL under base (which ends with "/").
+// URL is the interface's URL under base (which ends with "/"), or its
+// Absolute URL.
 func (i Interface) URL(base string) string {
+	if i.Absolute != "" {
+		return i.Absolute
+	}
 	u := base + strings.TrimPrefix(i.Path, "/")
 	if i.WebSocket {
 		switch {

@@ -20,6 +20,9 @@ type Security struct {
 	APIKeyHeader string `json:"api_key_header,omitempty"`
 	// JWT marks bearerAuth as taking JWTs (bearerFormat: JWT).
 	JWT bool `json:"jwt,omitempty"`
+	// MTLS advertises mtlsAuth (mtlsSecurityScheme, AUTH-9): a client
+	// certificate the site's TLS server verifies.
+	MTLS bool `json:"mtls,omitempty"`
 	// FromEnv also advertises schemes whose IACCODE_A2A_* environment
 	// variables are set, exactly as a2a_auth does without no_env.
 	FromEnv bool `json:"from_env,omitempty"`
@@ -41,5 +44,6 @@ func (s *Security) Schemes() auth.Schemes {
 	env.APIKey = env.APIKey || s.APIKey
 	env.JWT = s.JWT
 	env.Bearer = env.Bearer || s.JWT
+	env.MTLS = s.MTLS
 	return env
 }

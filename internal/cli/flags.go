@@ -24,7 +24,7 @@ func addCommonFlags(cmd *cobra.Command) {
 	addHeaderFlag(cmd, "extra request header 'Name: value' (repeatable)")
 	f.Duration("timeout", 0, "give up after this long (e.g. 30s; 0: no limit)")
 	f.Bool("json", false, "machine output: one JSON document per line")
-	f.String("binding", "", "force the protocol binding: jsonrpc, rest, grpc or websocket (default: the card's first JSON-RPC or HTTP+JSON interface)")
+	f.String("binding", "", "force the protocol binding: jsonrpc, rest, grpc, grpc-jsonrpc or websocket (default: the card's first JSON-RPC or HTTP+JSON interface)")
 	f.String("namespace", client.DefaultNamespace, "metadata namespace of the gateway")
 	addTrustFlags(cmd)
 }
@@ -151,9 +151,9 @@ func commonFromFlags(cmd *cobra.Command, target string) (Common, error) {
 	}
 	o.Binding, _ = f.GetString("binding")
 	switch strings.ToLower(o.Binding) {
-	case "", client.BindingJSONRPC, client.BindingREST, "http+json", client.BindingWebSocket, client.BindingGRPC:
+	case "", client.BindingJSONRPC, client.BindingREST, "http+json", client.BindingWebSocket, client.BindingGRPC, client.BindingGRPCJSONRPC:
 	default:
-		return o, usagef("--binding %q: want jsonrpc, rest, grpc or websocket", o.Binding)
+		return o, usagef("--binding %q: want jsonrpc, rest, grpc, grpc-jsonrpc or websocket", o.Binding)
 	}
 	// gRPC follows the card's scheme: h2c for an http:// agent (XPORT-2).
 	o.GRPCPlaintext = strings.HasPrefix(strings.ToLower(target), "http://")

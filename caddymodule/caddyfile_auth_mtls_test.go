@@ -1,0 +1,25 @@
+package caddymodule
+
+import (
+	"testing"
+)
+
+// AUTH-9: the mtls block of auth, and its refusals.
+func TestUnmarshalAuthMTLS(t *testing.T) {
+	hs, err := parseBlock(t, "a2a {\ncard {\nname x\n}\nauth {\nno_env\nmtls {\nprincipal_from cn\nprincipal svc svc.internal\nprincipal bot bot.internal\n}\n}\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := hs.auth.Config.MTLS
+	if m == nil || m.PrincipalFrom != "cn" || len(m.Principals) != 2 || m.Principals[1].Name != "bot" || m.Principals[1].Identity != "bot.internal" {
+		t.Fatalf("mtls %+v", m)
+	}
+	if s := securityOf(hs.auth); s == nil || !s.MTLS {
+		t.Fatalf("security %+v, want mtls declared", s)
+	}
+	for _, bad := range []string{"mtls on {\n}", "mtls {\nprincipal svc\n}", "mtls {\nnope x\n}", "mtls {\n}\nmtls {\n}"} {
+		if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\nauth {\n"+bad+"\n}\n}"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
