@@ -63,22 +63,35 @@ end
 // With evTTL above 0 (the state is final) the task's event log expires
 // evTTL ms later (RPC-17: resumable while the client may reconnect). A
 // state other than SUBMITTED or WORKING clears the task's cancel flag
-// (redis_live.go): the turn it was meant for has ended.
+// (redis_live.go): the turn it was meant for has ended. It reads the
+// record once (HMGET) and writes it once (HSET); a new record has no
+// artifacts or cancel flag to clear (issue 32). leSeq, leBody (when
+// set) are the event that ended the turn, deferred by AppendEvents
+// (redis_events.go): written with the record, in its le field or, when
+// the task has a stream, appended to it (trimmed to keep).
 const putRecordLua = `
-local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL)
-  local o = redis.call('HGET', k, 'o')
-  if o and o ~= owner then return false end
-  if redis.call('HEXISTS', k, 'r') == 1 then return -1 end
+local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL, leSeq, leBody, keep)
+  local h = redis.call('HMGET', k, 'o', 'r', 'v', 's')
+  if h[1] and h[1] ~= owner then return false end
+  if h[2] then return -1 end
+  local v = (tonumber(h[3]) or 0) + 1
+  local f = {'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body, 'v', v}
   if reap == '1' then
-    local cur = redis.call('HGET', k, 's')
-    if cur ~= '` + string(a2a.TaskStateSubmitted) + `' and cur ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
-    redis.call('HSET', k, 'r', '1')
+    if h[4] ~= '` + string(a2a.TaskStateSubmitted) + `' and h[4] ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
+    f[#f+1] = 'r'; f[#f+1] = '1'
   end
-  local v = redis.call('HINCRBY', k, 'v', 1)
-  redis.call('HSET', k, 'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body)
-  if arts == '' then redis.call('HDEL', k, 'a') else redis.call('HSET', k, 'a', arts) end
+  if arts ~= '' then f[#f+1] = 'a'; f[#f+1] = arts end
+  if leSeq and leSeq ~= '' then
+    if redis.call('EXISTS', k .. ':ev') == 1 then
+      redis.pcall('XADD', k .. ':ev', 'MAXLEN', keep, leSeq .. '-0', 'b', leBody)
+    else
+      f[#f+1] = 'le'; f[#f+1] = leSeq .. ' ' .. leBody
+    end
+  end
+  redis.call('HSET', k, unpack(f))
+  if arts == '' and h[1] then redis.call('HDEL', k, 'a') end
   if tonumber(evTTL) > 0 then redis.call('PEXPIRE', k .. ':ev', evTTL) end
-  if state ~= '` + string(a2a.TaskStateSubmitted) + `' and state ~= '` + string(a2a.TaskStateWorking) + `' then redis.call('DEL', k .. ':cx') end
+  if h[1] and state ~= '` + string(a2a.TaskStateSubmitted) + `' and state ~= '` + string(a2a.TaskStateWorking) + `' then redis.call('DEL', k .. ':cx') end
   return v
 end
 `
@@ -94,13 +107,13 @@ var ErrTaskReaped = errors.New("writing task: the task was failed after this ins
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms, reap flag, event log TTL ms, traceparent. Returns {version,
-// jobs queued}.
+// now ms, reap flag, event log TTL ms, traceparent, deferred event seq,
+// body and log size. Returns {version, jobs queued}.
 var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], ARGV[21], ARGV[22], ARGV[23])
 if not v then return false end
 if v == -1 then return {-1, 0} end
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -121,9 +134,9 @@ return {v, #jobs}
 // KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] pending hash.
 // ARGV owner, context id, state, status ms, body, artifacts, job set base
 // key, job id base, payload (base64), now (RFC 3339), reap flag, event
-// log TTL ms, traceparent.
+// log TTL ms, traceparent, deferred event seq, body and log size.
 var putPendingJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11], ARGV[12])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11], ARGV[12], ARGV[14], ARGV[15], ARGV[16])
 if not v then return false end
 if v == -1 then return {-1, {}} end
 for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[13])) do
@@ -187,15 +200,17 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	if reap {
 		reapFlag = "1"
 	}
+	le := s.takeDeferred(e.id)
 	if !s.cluster {
 		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
 			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp, le.seq, le.body, le.keep).Slice()
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}
 		if err != nil {
+			s.putBack(e.id, le)
 			return 0, s.opErr("writing task", err)
 		}
 		if v, _ := res[0].(int64); v == -1 {
@@ -210,11 +225,12 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	s.markRunning(ctx, e.id)
 	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)},
 		owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp).Slice()
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp, le.seq, le.body, le.keep).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound
 	}
 	if err != nil {
+		s.putBack(e.id, le)
 		return 0, s.opErr("writing task", err)
 	}
 	version, _ := res[0].(int64)

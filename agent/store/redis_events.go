@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,41 +20,119 @@ import (
 // trimmed to the newest keep entries. AppendEvents writes at once (one
 // script, one round trip), so every instance on the Redis sees an event as
 // soon as it was published, before the task's next write.
+//
+// A task whose turns nobody watched logs only the event that ends each
+// turn (LocalBus). While the task has no stream, that one event is kept
+// in the task hash instead, field le = "<seq> <JSON>" (issue 32: a stream
+// costs Redis over 4 KiB however small, a hash field its bytes). The first
+// append of more (a watched turn) creates the stream with the le event
+// first and drops the field: a task's log is its stream, or its le field,
+// never both. Readers (Events, LastEventSeq, followers) look at both.
 
 var _ EventStore = (*Redis)(nil)
 
 func (s *Redis) eventsKey(id string) string { return s.taskKey(id) + ":ev" }
 
-// appendEventsScript adds events to a task's stream, skipping those not
-// above its last entry (a retried append), and trims it to ARGV[1]
-// entries; once the task's stored state is final, the stream expires
-// ARGV[2] ms later (0: never).
+// appendEventsScript adds events to a task's log and trims it to ARGV[1]
+// entries; an event not above the log's last one (a retried append) is
+// skipped: XADD refuses its id, and the script goes on. ARGV[3] "1" says
+// the events are one event ending an unwatched turn: without a stream it
+// goes to the task hash's le field. Otherwise, without a stream, the le
+// event (if any) opens the new stream. When ARGV[2] is above 0 (the task
+// has a final state) the stream expires ARGV[2] ms later. Nothing is read
+// but the stream's existence and, when it is created, the le field.
 //
-// KEYS[1] the stream, KEYS[2] the task hash. ARGV keep, TTL ms, then seq,
-// body pairs (ascending).
+// KEYS[1] the stream, KEYS[2] the task hash. ARGV keep, TTL ms, le flag,
+// then seq, body pairs (ascending).
 var appendEventsScript = redis.NewScript(`
-local last = 0
-local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if #top > 0 then last = tonumber(string.match(top[1][1], '^(%d+)')) end
-local n = 0
-for i = 3, #ARGV, 2 do
-  local seq = tonumber(ARGV[i])
-  if seq > last then
-    redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i] .. '-0', 'b', ARGV[i+1])
-    last = seq
-    n = n + 1
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if ARGV[3] == '1' then
+    local le = redis.call('HGET', KEYS[2], 'le')
+    if le and tonumber(string.match(le, '^(%d+) ')) >= tonumber(ARGV[4]) then return 0 end
+    redis.call('HSET', KEYS[2], 'le', ARGV[4] .. ' ' .. ARGV[5])
+    return 1
+  end
+  local le = redis.call('HGET', KEYS[2], 'le')
+  if le then
+    local seq, b = string.match(le, '^(%d+) (.*)$')
+    if tonumber(seq) < tonumber(ARGV[4]) then
+      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'b', b)
+    end
+    redis.call('HDEL', KEYS[2], 'le')
   end
 end
-if tonumber(ARGV[2]) > 0 and n > 0 then
-  local st = redis.call('HGET', KEYS[2], 's')
-  if ` + terminalLua + ` then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local n = 0
+for i = 4, #ARGV, 2 do
+  local r = redis.pcall('XADD', KEYS[1], 'MAXLEN', ARGV[1], ARGV[i] .. '-0', 'b', ARGV[i+1])
+  if type(r) ~= 'table' then n = n + 1 end
 end
+if tonumber(ARGV[2]) > 0 and n > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return n
 `)
 
-// terminalLua is a Lua condition: st is a final task state.
-var terminalLua = "st == '" + string(a2a.TaskStateCompleted) + "' or st == '" + string(a2a.TaskStateFailed) +
-	"' or st == '" + string(a2a.TaskStateCanceled) + "' or st == '" + string(a2a.TaskStateRejected) + "'"
+// endsTurnEvent reports whether ev ends a turn (input-required,
+// auth-required or a final state): the one event of an unwatched turn.
+func endsTurnEvent(ev a2a.StreamResponse) bool {
+	su := ev.StatusUpdate
+	return su != nil && (su.Status.State.Terminal() || su.Status.State.Interrupted())
+}
+
+// leEvent parses a task hash's le field ("<seq> <JSON>").
+func leEvent(taskID, v string) (Event, error) {
+	seq, body, ok := strings.Cut(v, " ")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if !ok || err != nil || n == 0 {
+		return Event{}, fmt.Errorf("reading task events: malformed last event of task %q", taskID)
+	}
+	ev := Event{Seq: n}
+	if err := json.Unmarshal([]byte(body), &ev.Response); err != nil {
+		return Event{}, fmt.Errorf("decoding stored event of task %q: %w", taskID, err)
+	}
+	return ev, nil
+}
+
+// endedTasks bounds the tasks a handle remembers having written in a
+// final state (endedHere).
+const endedTasks = 4096
+
+// markEnded remembers that this handle wrote task id in a final state, so
+// that events it appends afterwards set the log's expiry without reading
+// the task (the instance that ends a turn is the one that logs it).
+func (s *Redis) markEnded(id string) {
+	if s.evTTL <= 0 {
+		return
+	}
+	s.endedMu.Lock()
+	defer s.endedMu.Unlock()
+	if s.ended == nil || len(s.ended) >= endedTasks {
+		s.ended = make(map[string]struct{}, 64)
+	}
+	s.ended[id] = struct{}{}
+}
+
+// endedHere reports (and forgets) whether this handle wrote task id in a
+// final state.
+func (s *Redis) endedHere(id string) bool {
+	s.endedMu.Lock()
+	defer s.endedMu.Unlock()
+	_, ok := s.ended[id]
+	delete(s.ended, id)
+	return ok
+}
+
+// finalEvents reports whether evs hold a status update (or a task) in a
+// final state: the append sets the log's expiry then.
+func finalEvents(evs []Event) bool {
+	for _, ev := range evs {
+		if su := ev.Response.StatusUpdate; su != nil && su.Status.State.Terminal() {
+			return true
+		}
+		if t := ev.Response.Task; t != nil && t.Status.State.Terminal() {
+			return true
+		}
+	}
+	return false
+}
 
 // redisEventTimeout bounds one AppendEvents: it runs in the turn's
 // Publish, which must not stall long on an unreachable Redis (an event
@@ -76,7 +155,16 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 		evs = evs[len(evs)-keep:]
 	}
 	args := make([]any, 0, 2+2*len(evs))
-	args = append(args, keep, max(s.evTTL.Milliseconds(), 0))
+	ttl := int64(0)
+	ended := s.endedHere(taskID) // written in a final state already
+	if ended || finalEvents(evs) {
+		ttl = max(s.evTTL.Milliseconds(), 0)
+	}
+	le := "0"
+	if len(evs) == 1 && endsTurnEvent(evs[0].Response) {
+		le = "1"
+	}
+	args = append(args, keep, ttl, le)
 	for _, ev := range evs {
 		if ev.Seq == 0 {
 			return fmt.Errorf("writing task events: event without a sequence number")
@@ -87,6 +175,17 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 		}
 		args = append(args, strconv.FormatUint(ev.Seq, 10), b)
 	}
+	if le == "1" && !ended {
+		// The event that ends an unwatched turn: written with the task's
+		// final write, which follows at once (deferred.go of this file).
+		s.deferEvent(taskID, args[3].(string), args[4].(string), keep)
+		return nil
+	}
+	return s.appendNow(taskID, args)
+}
+
+// appendNow runs appendEventsScript with args.
+func (s *Redis) appendNow(taskID string, args []any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), redisEventTimeout)
 	defer cancel()
 	if err := appendEventsScript.Run(ctx, s.c, []string{s.eventsKey(taskID), s.taskKey(taskID)}, args...).Err(); err != nil {
@@ -95,16 +194,123 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 	return nil
 }
 
-// LastEventSeq implements EventStore: the id of the stream's last entry.
+// The event that ends an unwatched turn is published just before the
+// turn's final write (agent: finalize). The store holds it for at most
+// deferFlush and writes it with that write, in the same script (no round
+// trip of its own, issue 32); if no write of the task comes in time (a
+// reaper logging a failure after its write), it is written alone.
+
+// deferFlush bounds how long an event waits for its task's write.
+const deferFlush = 250 * time.Millisecond
+
+// deferredEvent is an event waiting for its task's write.
+type deferredEvent struct {
+	seq, body string
+	keep      int
+	timer     *time.Timer
+}
+
+// deferEvent holds the event (seq, JSON body) for task id's next write.
+func (s *Redis) deferEvent(id, seq, body string, keep int) {
+	s.deferMu.Lock()
+	if s.deferred == nil {
+		s.deferred = map[string]*deferredEvent{}
+	}
+	old := s.deferred[id]
+	d := &deferredEvent{seq: seq, body: body, keep: keep}
+	s.deferred[id] = d
+	d.timer = time.AfterFunc(deferFlush, func() { s.flushDeferred(id, d) })
+	s.deferMu.Unlock()
+	if old != nil { // replaced under the lock: ours to write
+		old.timer.Stop()
+		_ = s.appendNow(id, old.args())
+	}
+}
+
+// args are appendEventsScript's arguments for the held event alone.
+func (d *deferredEvent) args() []any { return []any{d.keep, 0, "1", d.seq, d.body} }
+
+// flushDeferred writes d alone if it is still held for task id (whoever
+// takes an event out of the map writes it).
+func (s *Redis) flushDeferred(id string, d *deferredEvent) {
+	s.deferMu.Lock()
+	held := s.deferred[id] == d
+	if held {
+		delete(s.deferred, id)
+	}
+	s.deferMu.Unlock()
+	if held {
+		_ = s.appendNow(id, d.args())
+	}
+}
+
+// flushAllDeferred writes every held event (Close).
+func (s *Redis) flushAllDeferred() {
+	s.deferMu.Lock()
+	all := s.deferred
+	s.deferred = nil
+	s.deferMu.Unlock()
+	for id, d := range all {
+		d.timer.Stop()
+		_ = s.appendNow(id, d.args())
+	}
+}
+
+// leArgs are a write's deferred event arguments: seq, body, log size
+// ("", "", 0 when none).
+type leArgs struct {
+	seq, body string
+	keep      int
+}
+
+// takeDeferred hands the event held for task id to its write.
+func (s *Redis) takeDeferred(id string) leArgs {
+	s.deferMu.Lock()
+	d := s.deferred[id]
+	if d != nil {
+		delete(s.deferred, id)
+	}
+	s.deferMu.Unlock()
+	if d == nil {
+		return leArgs{}
+	}
+	d.timer.Stop() // taken from the map under the lock: the timer writes nothing
+	return leArgs{seq: d.seq, body: d.body, keep: d.keep}
+}
+
+// putBack writes a taken event alone when its write failed.
+func (s *Redis) putBack(id string, le leArgs) {
+	if le.seq != "" {
+		_ = s.appendNow(id, []any{le.keep, 0, "1", le.seq, le.body})
+	}
+}
+
+// LastEventSeq implements EventStore: the id of the stream's last entry,
+// or the sequence number of the task's le event.
 func (s *Redis) LastEventSeq(ctx context.Context, taskID string) (uint64, error) {
 	if err := s.live(); err != nil {
 		return 0, err
 	}
-	top, err := s.c.XRevRangeN(ctx, s.eventsKey(taskID), "+", "-", 1).Result()
-	if err != nil {
+	var top *redis.XMessageSliceCmd
+	var le *redis.StringCmd
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		top = p.XRevRangeN(ctx, s.eventsKey(taskID), "+", "-", 1)
+		le = p.HGet(ctx, s.taskKey(taskID), "le")
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
 		return 0, s.opErr("reading task events", err)
 	}
-	return lastStreamSeq(top)
+	last, err := lastStreamSeq(top.Val())
+	if err != nil {
+		return 0, err
+	}
+	if v := le.Val(); v != "" {
+		seq, _, _ := strings.Cut(v, " ")
+		if n, err := strconv.ParseUint(seq, 10, 64); err == nil && n > last {
+			last = n
+		}
+	}
+	return last, nil
 }
 
 // lastStreamSeq returns the sequence number of the last of msgs (0 when
@@ -135,14 +341,30 @@ func (s *Redis) Events(ctx context.Context, taskID string, after uint64) ([]Even
 	key := s.eventsKey(taskID)
 	var rng *redis.XMessageSliceCmd
 	var top *redis.XMessageSliceCmd
+	var leCmd *redis.StringCmd
 	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rng = p.XRange(ctx, key, strconv.FormatUint(after+1, 10)+"-0", "+")
 		top = p.XRevRangeN(ctx, key, "+", "-", 1)
+		leCmd = p.HGet(ctx, s.taskKey(taskID), "le")
 		return nil
-	}); err != nil {
+	}); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.opErr("reading task events", err)
 	}
 	msgs := rng.Val()
+	if v := leCmd.Val(); v != "" && len(msgs) == 0 && len(top.Val()) == 0 {
+		// No stream: the log is the le event alone.
+		ev, err := leEvent(taskID, v)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ev.Seq == after:
+			return nil, nil
+		case ev.Seq == after+1:
+			return []Event{ev}, nil
+		}
+		return nil, ErrEventsGone
+	}
 	if len(msgs) == 0 {
 		last, err := lastStreamSeq(top.Val())
 		if err != nil {
