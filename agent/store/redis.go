@@ -81,8 +81,8 @@ type Redis struct {
 	evTTL   time.Duration  // event log expiry after a final state (≤ 0: none)
 	probe   RedisProbe     // the readiness check's client (check.go)
 
-	deferMu  sync.Mutex
-	deferred map[string]*deferredEvent // events waiting for their task's write (redis_events.go)
+	deferMu sync.Mutex
+	held    map[string]*heldEvents // events not yet written (redis_events.go)
 
 	endedMu sync.Mutex
 	ended   map[string]struct{} // tasks this handle wrote in a final state (redis_events.go)

@@ -17,9 +17,10 @@ import (
 // The event log of resumable streams in Redis (RPC-17): one stream per
 // task, P{t:<id>}:ev (the task's hash tag, so its slot is the task's), an
 // entry per event with the id <seq>-0 and the event's JSON in field b,
-// trimmed to the newest keep entries. AppendEvents writes at once (one
-// script, one round trip), so every instance on the Redis sees an event as
-// soon as it was published, before the task's next write.
+// trimmed to the newest keep entries. AppendEvents hands the events to a
+// flusher that writes them at once, all that arrived during the previous
+// write in one script, so every instance on the Redis sees an event about
+// as soon as it was published, and no later than the task's next write.
 //
 // A task whose turns nobody watched logs only the event that ends each
 // turn (LocalBus). While the task has no stream, that one event is kept
@@ -139,8 +140,9 @@ func finalEvents(evs []Event) bool {
 // not written leaves a gap, which a resuming stream gets as a snapshot).
 const redisEventTimeout = 3 * time.Second
 
-// AppendEvents implements EventStore: the events are written at once
-// (about 70 µs per event on a local Redis), within redisEventTimeout.
+// AppendEvents implements EventStore: the events are held for this
+// handle's flusher or for the task's next write (see "Held events"
+// below), within redisEventTimeout once written.
 func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 	if err := s.live(); err != nil {
 		return err
@@ -155,16 +157,7 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 		evs = evs[len(evs)-keep:]
 	}
 	args := make([]any, 0, 2+2*len(evs))
-	ttl := int64(0)
-	ended := s.endedHere(taskID) // written in a final state already
-	if ended || finalEvents(evs) {
-		ttl = max(s.evTTL.Milliseconds(), 0)
-	}
-	le := "0"
-	if len(evs) == 1 && endsTurnEvent(evs[0].Response) {
-		le = "1"
-	}
-	args = append(args, keep, ttl, le)
+	args = append(args, keep, 0)
 	for _, ev := range evs {
 		if ev.Seq == 0 {
 			return fmt.Errorf("writing task events: event without a sequence number")
@@ -175,13 +168,26 @@ func (s *Redis) AppendEvents(taskID string, evs []Event, keep int) error {
 		}
 		args = append(args, strconv.FormatUint(ev.Seq, 10), b)
 	}
-	if le == "1" && !ended {
-		// The event that ends an unwatched turn: written with the task's
-		// final write, which follows at once (deferred.go of this file).
-		s.deferEvent(taskID, args[3].(string), args[4].(string), keep)
-		return nil
+	ttl := int64(0)
+	ended := s.endedHere(taskID) // written in a final state already
+	if ended || finalEvents(evs) {
+		ttl = max(s.evTTL.Milliseconds(), 0)
 	}
-	return s.appendNow(taskID, args)
+	le := len(evs) == 1 && endsTurnEvent(evs[0].Response)
+	if ended {
+		// Written in a final state already (a reaper logging the failure
+		// after its write): no write will carry them.
+		return s.appendNow(taskID, append([]any{keep, ttl, flag(le)}, args[2:]...))
+	}
+	s.hold(taskID, args[2:], keep, le, ttl > 0)
+	return nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // appendNow runs appendEventsScript with args.
@@ -194,95 +200,187 @@ func (s *Redis) appendNow(taskID string, args []any) error {
 	return nil
 }
 
-// The event that ends an unwatched turn is published just before the
-// turn's final write (agent: finalize). The store holds it for at most
-// deferFlush and writes it with that write, in the same script (no round
-// trip of its own, issue 32); if no write of the task comes in time (a
-// reaper logging a failure after its write), it is written alone.
+// Held events (issue 32). AppendEvents hands a task's events to a
+// flusher and returns: one script writes every event that arrived while
+// the previous script ran (a watched turn publishing quickly costs one
+// round trip per batch, not per event), in order. The event that ends an
+// unwatched turn is published just before the turn's final write
+// (agent: finalize): it is held for at most deferFlush and written by
+// that write's script (no round trip of its own); without a write in
+// time it is written alone. A write of the task, Events and LastEventSeq
+// on this handle first wait for a flush under way, then take what is
+// held: the handle reads its own events, and the log is in order.
 
 // deferFlush bounds how long an event waits for its task's write.
 const deferFlush = 250 * time.Millisecond
 
-// deferredEvent is an event waiting for its task's write.
-type deferredEvent struct {
-	seq, body string
-	keep      int
-	timer     *time.Timer
+// heldEvents are a task's events not yet written.
+type heldEvents struct {
+	pairs    []string // seq, body
+	keep     int
+	le       bool // pairs is one event ending an unwatched turn
+	final    bool // some event ends the task (its log expires)
+	timer    *time.Timer
+	flushing bool
+	idle     chan struct{} // closed when the flush under way ends
 }
 
-// deferEvent holds the event (seq, JSON body) for task id's next write.
-func (s *Redis) deferEvent(id, seq, body string, keep int) {
-	s.deferMu.Lock()
-	if s.deferred == nil {
-		s.deferred = map[string]*deferredEvent{}
+// heldArgs are held events taken for a write.
+type heldArgs struct {
+	pairs []string
+	keep  int
+	le    bool
+}
+
+// args are the events' arguments of a write script (see putRecordLua).
+func (h heldArgs) args() []any {
+	if len(h.pairs) == 0 {
+		return nil
 	}
-	old := s.deferred[id]
-	d := &deferredEvent{seq: seq, body: body, keep: keep}
-	s.deferred[id] = d
-	d.timer = time.AfterFunc(deferFlush, func() { s.flushDeferred(id, d) })
-	s.deferMu.Unlock()
-	if old != nil { // replaced under the lock: ours to write
-		old.timer.Stop()
-		_ = s.appendNow(id, old.args())
+	out := make([]any, 0, 2+len(h.pairs))
+	out = append(out, h.keep, flag(h.le))
+	for _, p := range h.pairs {
+		out = append(out, p)
+	}
+	return out
+}
+
+// hold queues pairs (seq, body) of task id for the flusher, or, for one
+// event ending an unwatched turn, for the task's write.
+func (s *Redis) hold(id string, pairs []any, keep int, le, final bool) {
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	if s.held == nil {
+		s.held = map[string]*heldEvents{}
+	}
+	q := s.held[id]
+	if q == nil {
+		q = &heldEvents{}
+		s.held[id] = q
+	}
+	empty := len(q.pairs) == 0
+	for _, p := range pairs {
+		q.pairs = append(q.pairs, p.(string))
+	}
+	q.keep, q.final = keep, q.final || final
+	q.le = le && empty
+	if q.le && !q.flushing {
+		if q.timer == nil {
+			q.timer = time.AfterFunc(deferFlush, func() { s.startFlush(id, q) })
+		}
+		return
+	}
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+	if !q.flushing {
+		q.flushing, q.idle = true, make(chan struct{})
+		s.wg.Add(1)
+		go s.flushLoop(id, q)
 	}
 }
 
-// args are appendEventsScript's arguments for the held event alone.
-func (d *deferredEvent) args() []any { return []any{d.keep, 0, "1", d.seq, d.body} }
-
-// flushDeferred writes d alone if it is still held for task id (whoever
-// takes an event out of the map writes it).
-func (s *Redis) flushDeferred(id string, d *deferredEvent) {
+// startFlush writes q's events alone (no write came in time).
+func (s *Redis) startFlush(id string, q *heldEvents) {
 	s.deferMu.Lock()
-	held := s.deferred[id] == d
-	if held {
-		delete(s.deferred, id)
+	if s.held[id] != q || q.flushing || len(q.pairs) == 0 {
+		s.deferMu.Unlock()
+		return
 	}
+	q.timer = nil
+	q.flushing, q.idle = true, make(chan struct{})
+	s.wg.Add(1)
 	s.deferMu.Unlock()
-	if held {
-		_ = s.appendNow(id, d.args())
+	s.flushLoop(id, q)
+}
+
+// flushLoop writes q's events, batch after batch, until none is left.
+func (s *Redis) flushLoop(id string, q *heldEvents) {
+	defer s.wg.Done()
+	for {
+		s.deferMu.Lock()
+		if len(q.pairs) == 0 {
+			q.flushing = false
+			close(q.idle)
+			if q.timer == nil && s.held[id] == q {
+				delete(s.held, id)
+			}
+			s.deferMu.Unlock()
+			return
+		}
+		if q.timer != nil {
+			q.timer.Stop()
+			q.timer = nil
+		}
+		pairs, keep, le, final := q.pairs, q.keep, q.le, q.final
+		q.pairs, q.le, q.final = nil, false, false
+		s.deferMu.Unlock()
+		ttl := int64(0)
+		if final {
+			ttl = max(s.evTTL.Milliseconds(), 0)
+		}
+		args := append(make([]any, 0, 3+len(pairs)), keep, ttl, flag(le))
+		for _, p := range pairs {
+			args = append(args, p)
+		}
+		_ = s.appendNow(id, args) // a failure leaves a gap: a resume gets the snapshot
+	}
+}
+
+// takeHeld waits for a flush of task id under way and takes what is held.
+func (s *Redis) takeHeld(id string) heldArgs {
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	q := s.held[id]
+	for q != nil && q.flushing {
+		idle := q.idle
+		s.deferMu.Unlock()
+		<-idle
+		s.deferMu.Lock()
+		q = s.held[id]
+	}
+	if q == nil {
+		return heldArgs{}
+	}
+	if q.timer != nil {
+		q.timer.Stop() // taken under the lock: the timer writes nothing
+		q.timer = nil
+	}
+	delete(s.held, id)
+	return heldArgs{pairs: q.pairs, keep: q.keep, le: q.le}
+}
+
+// syncHeld writes what task id has held (reads see the handle's events).
+func (s *Redis) syncHeld(id string) {
+	if h := s.takeHeld(id); len(h.pairs) > 0 {
+		s.putBack(id, h)
 	}
 }
 
 // flushAllDeferred writes every held event (Close).
 func (s *Redis) flushAllDeferred() {
 	s.deferMu.Lock()
-	all := s.deferred
-	s.deferred = nil
-	s.deferMu.Unlock()
-	for id, d := range all {
-		d.timer.Stop()
-		_ = s.appendNow(id, d.args())
-	}
-}
-
-// leArgs are a write's deferred event arguments: seq, body, log size
-// ("", "", 0 when none).
-type leArgs struct {
-	seq, body string
-	keep      int
-}
-
-// takeDeferred hands the event held for task id to its write.
-func (s *Redis) takeDeferred(id string) leArgs {
-	s.deferMu.Lock()
-	d := s.deferred[id]
-	if d != nil {
-		delete(s.deferred, id)
+	ids := make([]string, 0, len(s.held))
+	for id := range s.held {
+		ids = append(ids, id)
 	}
 	s.deferMu.Unlock()
-	if d == nil {
-		return leArgs{}
+	for _, id := range ids {
+		s.syncHeld(id)
 	}
-	d.timer.Stop() // taken from the map under the lock: the timer writes nothing
-	return leArgs{seq: d.seq, body: d.body, keep: d.keep}
 }
 
-// putBack writes a taken event alone when its write failed.
-func (s *Redis) putBack(id string, le leArgs) {
-	if le.seq != "" {
-		_ = s.appendNow(id, []any{le.keep, 0, "1", le.seq, le.body})
+// putBack writes taken events alone (their write failed, or a read).
+func (s *Redis) putBack(id string, h heldArgs) {
+	if len(h.pairs) == 0 {
+		return
 	}
+	args := append(make([]any, 0, 3+len(h.pairs)), h.keep, 0, flag(h.le))
+	for _, p := range h.pairs {
+		args = append(args, p)
+	}
+	_ = s.appendNow(id, args)
 }
 
 // LastEventSeq implements EventStore: the id of the stream's last entry,
@@ -291,6 +389,7 @@ func (s *Redis) LastEventSeq(ctx context.Context, taskID string) (uint64, error)
 	if err := s.live(); err != nil {
 		return 0, err
 	}
+	s.syncHeld(taskID)
 	var top *redis.XMessageSliceCmd
 	var le *redis.StringCmd
 	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -338,6 +437,7 @@ func (s *Redis) Events(ctx context.Context, taskID string, after uint64) ([]Even
 	if err := s.live(); err != nil {
 		return nil, err
 	}
+	s.syncHeld(taskID)
 	key := s.eventsKey(taskID)
 	var rng *redis.XMessageSliceCmd
 	var top *redis.XMessageSliceCmd

@@ -18,10 +18,10 @@ import (
 // that arrive out of order converge).
 //
 // KEYS[1] task hash. ARGV owner, context id, state, status ms, body,
-// artifacts ("" = none), event log TTL ms (0: none), deferred event seq,
-// body and log size (redis_events.go; "" = none).
+// artifacts ("" = none), event log TTL ms (0: none), then the held
+// events (see putRecordLua).
 var putTaskScript = redis.NewScript(putRecordLua + `
-return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[7], 8)
 `)
 
 // indexScript moves a task in its owner's sorted sets (one slot: the
@@ -45,12 +45,12 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 //
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
 // then task id, context key part, member, sorted set base key, event log
-// TTL ms, deferred event seq, body and log size.
+// TTL ms, then the held events (see putRecordLua).
 var putIndexedScript = redis.NewScript(putRecordLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], ARGV[12], ARGV[13], ARGV[14])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 12)
 if not v then return false end
 if v == -1 then return -1 end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -153,11 +153,11 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	if err != nil {
 		return err
 	}
-	le := s.takeDeferred(e.id)
+	le := s.takeHeld(e.id)
 	if !s.cluster {
-		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)},
-			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t), le.seq, le.body, le.keep).Int64()
+		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)}, le.args()...)
+		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)}, args...).Int64()
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
 		}
@@ -173,7 +173,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 		return nil
 	}
 	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
-		owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t), le.seq, le.body, le.keep).Int64()
+		append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)}, le.args()...)...).Int64()
 	if errors.Is(err, redis.Nil) {
 		return ErrNotFound
 	}
