@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -73,6 +75,9 @@ func (r *runner) redisCost() []result {
 		}
 		backend echo
 		max_concurrent_turns 20000
+		push {
+			allow_private_networks 127.0.0.0/8
+		}
 	}
 }
 `, port, benchToken)
@@ -102,6 +107,36 @@ func (r *runner) redisCost() []result {
 		}
 		return taskIDOf(last), nil
 	}
+	// A webhook receiver for the push phase: counts deliveries.
+	var delivered atomic.Int64
+	hookL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	hookSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	go func() { _ = hookSrv.Serve(hookL) }()
+	defer hookSrv.Close()
+	hook := "http://" + hookL.Addr().String() + "/hook"
+	var pushed atomic.Int64
+	push := func(c *http.Client, _, _ int) (string, error) {
+		params := sendParams("Create a VPC with two vSwitches.", "")
+		params["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook, "token": "bench"}}
+		id, err := expectTask(c, url+"/", benchToken, rpcBody("SendMessage", params), "TASK_STATE_INPUT_REQUIRED", nil)
+		if err == nil {
+			pushed.Add(1)
+		}
+		return id, err
+	}
+	// settle waits until every push job queued so far was delivered.
+	settle := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for delivered.Load() < pushed.Load() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	// Warm up (scripts loaded, connections open), then the idle rate.
 	cl := newClient(1)
 	for i := 0; i < 20; i++ {
@@ -121,6 +156,7 @@ func (r *runner) redisCost() []result {
 	}{
 		{"Redis cost: SendMessage (blocking, new context)", send, true},
 		{"Redis cost: SendStreamingMessage (new context)", stream, false},
+		{"Redis cost: SendMessage with a push config, delivered", push, false},
 	} {
 		probe, err := monitorCommands(ctx, rc, func() int {
 			for i := 0; i < redisCostProbe; i++ {
@@ -128,6 +164,7 @@ func (r *runner) redisCost() []result {
 					return i
 				}
 			}
+			settle()
 			return redisCostProbe
 		})
 		if err != nil {
@@ -136,6 +173,7 @@ func (r *runner) redisCost() []result {
 		var res result
 		m, err := measureRedis(ctx, rc, func() (int, time.Duration) {
 			res = drive(sc.name, r.concurrency, r.duration, sc.do)
+			settle()
 			return res.requests, res.elapsed
 		})
 		if err != nil {
