@@ -168,7 +168,7 @@ func (s *Redis) flaggedCancels(ctx context.Context) ([]string, error) {
 	if s.inst == nil {
 		return nil, nil
 	}
-	ids, err := s.c.SMembers(ctx, s.runKey(s.inst.id)).Result()
+	ids, err := s.runMembers(ctx, s.inst.id)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
