@@ -46,6 +46,7 @@ var testRedis struct {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopCluster()
+	stopSentinel()
 	if testRedis.cmd != nil {
 		_ = syscall.Kill(-testRedis.cmd.Process.Pid, syscall.SIGKILL)
 		_ = testRedis.cmd.Wait()
@@ -115,6 +116,8 @@ func eachStore(t *testing.T, fn func(t *testing.T, s FullStore)) {
 		fn(t, openTest(t, filepath.Join(t.TempDir(), "data", "a2a.db"), SQLiteOptions{}))
 	})
 	t.Run("redis", func(t *testing.T) { fn(t, newTestRedis(t)) })
+	// The Sentinel URL form (redis+sentinel://…), a failover client.
+	t.Run("redis-sentinel", func(t *testing.T) { fn(t, newTestSentinel(t)) })
 	// The cluster code path (record and index in two scripts), on the
 	// same standalone server.
 	t.Run("redis-cluster-path", func(t *testing.T) {

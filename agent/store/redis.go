@@ -81,6 +81,12 @@ type Redis struct {
 	evTTL   time.Duration  // event log expiry after a final state (≤ 0: none)
 	probe   RedisProbe     // the readiness check's client (check.go)
 
+	deferMu sync.Mutex
+	held    map[string]*heldEvents // events not yet written (redis_events.go)
+
+	endedMu sync.Mutex
+	ended   map[string]struct{} // tasks this handle wrote in a final state (redis_events.go)
+
 	pruneMu    sync.Mutex
 	prunedSeen string // the last entry of the pruned-tasks stream read (redis_prune.go)
 }
@@ -140,6 +146,7 @@ func (s *Redis) Close() error {
 	}
 	s.closed1 = true
 	s.stopInstance()
+	s.flushAllDeferred()
 	s.closed.Store(true)
 	s.wg.Wait()
 	s.probe.Close()

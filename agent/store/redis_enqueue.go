@@ -63,22 +63,53 @@ end
 // With evTTL above 0 (the state is final) the task's event log expires
 // evTTL ms later (RPC-17: resumable while the client may reconnect). A
 // state other than SUBMITTED or WORKING clears the task's cancel flag
-// (redis_live.go): the turn it was meant for has ended.
+// (redis_live.go): the turn it was meant for has ended. It reads the
+// record once (HMGET) and writes it once (HSET); a new record has no
+// artifacts or cancel flag to clear (issue 32).
+//
+// From ARGV[evs] on (when present) come the task's events held by
+// AppendEvents (redis_events.go): log size, le flag, then seq, body
+// pairs. They are written with the record: one event ending an unwatched
+// turn of a task without stream goes to the record's le field; otherwise
+// into the stream (created with the le event first, which then leaves
+// the record), like appendEventsScript.
 const putRecordLua = `
-local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL)
-  local o = redis.call('HGET', k, 'o')
-  if o and o ~= owner then return false end
-  if redis.call('HEXISTS', k, 'r') == 1 then return -1 end
+local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL, evs)
+  local h = redis.call('HMGET', k, 'o', 'r', 'v', 's', 'le')
+  if h[1] and h[1] ~= owner then return false end
+  if h[2] then return -1 end
+  local v = (tonumber(h[3]) or 0) + 1
+  local f = {'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body, 'v', v}
   if reap == '1' then
-    local cur = redis.call('HGET', k, 's')
-    if cur ~= '` + string(a2a.TaskStateSubmitted) + `' and cur ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
-    redis.call('HSET', k, 'r', '1')
+    if h[4] ~= '` + string(a2a.TaskStateSubmitted) + `' and h[4] ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
+    f[#f+1] = 'r'; f[#f+1] = '1'
   end
-  local v = redis.call('HINCRBY', k, 'v', 1)
-  redis.call('HSET', k, 'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body)
-  if arts == '' then redis.call('HDEL', k, 'a') else redis.call('HSET', k, 'a', arts) end
+  if arts ~= '' then f[#f+1] = 'a'; f[#f+1] = arts end
+  local dropLe = false
+  if evs and #ARGV >= evs + 3 then
+    local ev = k .. ':ev'
+    local keep = ARGV[evs]
+    local stream = redis.call('EXISTS', ev) == 1
+    if not stream and ARGV[evs + 1] == '1' and #ARGV == evs + 3 then
+      f[#f+1] = 'le'; f[#f+1] = ARGV[evs + 2] .. ' ' .. ARGV[evs + 3]
+    else
+      if not stream and h[5] then
+        local seq, b = string.match(h[5], '^(%d+) (.*)$')
+        if tonumber(seq) < tonumber(ARGV[evs + 2]) then
+          redis.call('XADD', ev, 'MAXLEN', keep, seq .. '-0', 'b', b)
+        end
+        dropLe = true
+      end
+      for i = evs + 2, #ARGV, 2 do
+        redis.pcall('XADD', ev, 'MAXLEN', keep, ARGV[i] .. '-0', 'b', ARGV[i + 1])
+      end
+    end
+  end
+  redis.call('HSET', k, unpack(f))
+  if dropLe then redis.call('HDEL', k, 'le') end
+  if arts == '' and h[1] then redis.call('HDEL', k, 'a') end
   if tonumber(evTTL) > 0 then redis.call('PEXPIRE', k .. ':ev', evTTL) end
-  if state ~= '` + string(a2a.TaskStateSubmitted) + `' and state ~= '` + string(a2a.TaskStateWorking) + `' then redis.call('DEL', k .. ':cx') end
+  if h[1] and state ~= '` + string(a2a.TaskStateSubmitted) + `' and state ~= '` + string(a2a.TaskStateWorking) + `' then redis.call('DEL', k .. ':cx') end
   return v
 end
 `
@@ -94,13 +125,13 @@ var ErrTaskReaped = errors.New("writing task: the task was failed after this ins
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms, reap flag, event log TTL ms, traceparent. Returns {version,
-// jobs queued}.
+// now ms, reap flag, event log TTL ms, traceparent, then the held events
+// (see putRecordLua). Returns {version, jobs queued}.
 var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 21)
 if not v then return false end
 if v == -1 then return {-1, 0} end
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -121,9 +152,9 @@ return {v, #jobs}
 // KEYS[1] task hash, KEYS[2] push config hash, KEYS[3] pending hash.
 // ARGV owner, context id, state, status ms, body, artifacts, job set base
 // key, job id base, payload (base64), now (RFC 3339), reap flag, event
-// log TTL ms, traceparent.
+// log TTL ms, traceparent, then the held events (see putRecordLua).
 var putPendingJobsScript = redis.NewScript(putRecordLua + makeJobsLua + `
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11], ARGV[12])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[11], ARGV[12], 14)
 if not v then return false end
 if v == -1 then return {-1, {}} end
 for _, j in ipairs(makeJobs(KEYS[2], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[13])) do
@@ -187,15 +218,17 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	if reap {
 		reapFlag = "1"
 	}
+	le := s.takeHeld(e.id)
 	if !s.cluster {
-		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)},
-			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp}, le.args()...)
+		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)}, args...).Slice()
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}
 		if err != nil {
+			s.putBack(e.id, le)
 			return 0, s.opErr("writing task", err)
 		}
 		if v, _ := res[0].(int64); v == -1 {
@@ -208,13 +241,14 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	// Cluster: the task stays in this instance's running set until its
 	// jobs reached the outbox, so a reaper finds them if we die first.
 	s.markRunning(ctx, e.id)
-	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)},
-		owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp).Slice()
+	args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp}, le.args()...)
+	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)}, args...).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound
 	}
 	if err != nil {
+		s.putBack(e.id, le)
 		return 0, s.opErr("writing task", err)
 	}
 	version, _ := res[0].(int64)

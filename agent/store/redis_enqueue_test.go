@@ -139,7 +139,7 @@ func TestRedisPendingJobsSurviveAFailedMove(t *testing.T) {
 	if d, _ := a.PushQueueDepth(ctx); d != 2 {
 		t.Fatalf("queue depth %d after the heartbeat's retry; want 2", d)
 	}
-	if ok, _ := a.c.SIsMember(ctx, a.runKey(a.inst.id), "t1").Result(); ok {
+	if ok, _ := a.c.SIsMember(ctx, a.runKeyFor(a.inst.id, "t1"), "t1").Result(); ok {
 		t.Fatal("a finished task stays in the running set after its jobs were queued")
 	}
 	jobs, err := a.ClaimPushJobs(ctx, time.Now().Add(time.Second), time.Minute, 10)

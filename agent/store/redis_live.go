@@ -83,7 +83,14 @@ func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 		}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
-			continue // nothing new within block
+			// Nothing new in the stream within block; a turn nobody
+			// watched may have logged its end in the task hash
+			// (redis_events.go: the le event of a task without stream).
+			if ev, ok := l.leAfter(ctx); ok {
+				l.last = ev.Seq
+				l.queue = append(l.queue, ev)
+			}
+			continue
 		case err != nil:
 			if ctx.Err() != nil {
 				return Event{}, false
@@ -108,6 +115,20 @@ func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 			}
 		}
 	}
+}
+
+// leAfter returns the task's le event when it is above the last one the
+// follower saw.
+func (l *redisLiveSub) leAfter(ctx context.Context) (Event, bool) {
+	v, err := l.s.c.HGet(ctx, l.s.taskKey(l.taskID), "le").Result()
+	if err != nil {
+		return Event{}, false
+	}
+	ev, err := leEvent(l.taskID, v)
+	if err != nil || ev.Seq <= l.last {
+		return Event{}, false
+	}
+	return ev, true
 }
 
 // Close implements Subscription: the next Next (or the one blocked, after
@@ -147,7 +168,7 @@ func (s *Redis) flaggedCancels(ctx context.Context) ([]string, error) {
 	if s.inst == nil {
 		return nil, nil
 	}
-	ids, err := s.c.SMembers(ctx, s.runKey(s.inst.id)).Result()
+	ids, err := s.runMembers(ctx, s.inst.id)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}

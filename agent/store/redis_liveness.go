@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +55,54 @@ type redisInstance struct {
 
 func (s *Redis) liveKey() string               { return s.p + "{i}:live" }
 func (s *Redis) runKey(instance string) string { return s.p + "{i:" + keyPart(instance) + "}:run" }
+
+// runShards is how many running sets an instance spreads its tasks over
+// in a Cluster (issue 32): each turn adds its task to one and removes it,
+// so a single set would put two commands of every turn of the instance on
+// one primary. The set of a task is P{i:<instance>:<shard>}:run, shard =
+// CRC-32 of the task id mod runShards, in hex.
+const runShards = 16
+
+// runKeyFor is the running set that holds task id of instance: the one
+// set (runKey) without cluster slots, its shard in a Cluster.
+func (s *Redis) runKeyFor(instance, id string) string {
+	if !s.cluster {
+		return s.runKey(instance)
+	}
+	return s.p + "{i:" + keyPart(instance) + ":" + strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(id))%runShards), 16) + "}:run"
+}
+
+// runKeysOf lists every running set of instance: runKey (the only one
+// without slots, and the one instances before issue 32 wrote) and, in a
+// Cluster, the shards.
+func (s *Redis) runKeysOf(instance string) []string {
+	keys := []string{s.runKey(instance)}
+	if s.cluster {
+		for i := range runShards {
+			keys = append(keys, s.p+"{i:"+keyPart(instance)+":"+strconv.FormatUint(uint64(i), 16)+"}:run")
+		}
+	}
+	return keys
+}
+
+// runMembers returns the tasks in every running set of instance.
+func (s *Redis) runMembers(ctx context.Context, instance string) ([]string, error) {
+	keys := s.runKeysOf(instance)
+	cmds := make([]*redis.StringSliceCmd, len(keys))
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.SMembers(ctx, k)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range cmds {
+		ids = append(ids, c.Val()...)
+	}
+	return ids, nil
+}
 
 // InstanceID returns the id under which this handle holds its lease.
 func (s *Redis) InstanceID() string {
@@ -135,7 +185,7 @@ func (s *Redis) trackRunning(ctx context.Context, id string, st a2a.TaskState) {
 		}
 		return
 	}
-	if had && s.c.SRem(ctx, s.runKey(s.inst.id), id).Err() == nil {
+	if had && s.c.SRem(ctx, s.runKeyFor(s.inst.id, id), id).Err() == nil {
 		s.inst.tracked.Delete(id)
 	}
 }
@@ -144,7 +194,7 @@ func (s *Redis) trackRunning(ctx context.Context, id string, st a2a.TaskState) {
 // its state: until its pending push jobs are queued (a cluster), a reaper
 // must find it if this instance dies.
 func (s *Redis) markRunning(ctx context.Context, id string) {
-	if s.inst != nil && s.c.SAdd(ctx, s.runKey(s.inst.id), id).Err() == nil {
+	if s.inst != nil && s.c.SAdd(ctx, s.runKeyFor(s.inst.id, id), id).Err() == nil {
 		s.inst.tracked.Store(id, struct{}{})
 	}
 }
@@ -196,13 +246,13 @@ redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
 `)
 
-// reapDoneScript drops a reaped instance: its lease entry (unless it came
-// back and renewed it since the claim) and its running set.
-// KEYS[1] live set, KEYS[2] running set; ARGV instance, claim end ms.
+// reapDoneScript drops a reaped instance's lease entry, unless it came
+// back and renewed it since the claim (its running sets are deleted
+// after it, one by one: in a Cluster they are other slots).
+// KEYS[1] live set; ARGV instance, claim end ms.
 var reapDoneScript = redis.NewScript(`
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
-redis.call('DEL', KEYS[2])
 return 1
 `)
 
@@ -230,7 +280,7 @@ func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
 		if won == 0 {
 			continue // another instance reaps it
 		}
-		ids, err := s.c.SMembers(ctx, s.runKey(inst)).Result()
+		ids, err := s.runMembers(ctx, inst)
 		if err != nil {
 			return n, s.opErr("reading an instance's tasks", err)
 		}
@@ -250,7 +300,10 @@ func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
 		if !complete {
 			continue // the claim runs out: reaped again, the done part is a no-op
 		}
-		_ = reapDoneScript.Run(ctx, s.c, []string{s.liveKey(), s.runKey(inst)}, inst, claimEnd).Err()
+		_ = reapDoneScript.Run(ctx, s.c, []string{s.liveKey()}, inst, claimEnd).Err()
+		for _, k := range s.runKeysOf(inst) { // each its own slot in a Cluster
+			_ = s.c.Del(ctx, k).Err()
+		}
 	}
 	return n, nil
 }

@@ -18,9 +18,10 @@ import (
 // that arrive out of order converge).
 //
 // KEYS[1] task hash. ARGV owner, context id, state, status ms, body,
-// artifacts ("" = none), event log TTL ms (0: none).
+// artifacts ("" = none), event log TTL ms (0: none), then the held
+// events (see putRecordLua).
 var putTaskScript = redis.NewScript(putRecordLua + `
-return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[7])
+return putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[7], 8)
 `)
 
 // indexScript moves a task in its owner's sorted sets (one slot: the
@@ -44,12 +45,12 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 //
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
 // then task id, context key part, member, sorted set base key, event log
-// TTL ms.
+// TTL ms, then the held events (see putRecordLua).
 var putIndexedScript = redis.NewScript(putRecordLua + setsLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 12)
 if not v then return false end
 if v == -1 then return -1 end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -57,7 +58,8 @@ return v
 `)
 
 // setsLua defines sets(base, c, s): the owner's sorted sets that hold a
-// task of context key part c in state s.
+// task of context key part c in state s; and ixEntry, which reads an
+// owner index entry.
 const setsLua = `
 local function sets(base, c, s)
   local k = {base}
@@ -66,23 +68,33 @@ local function sets(base, c, s)
   if c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
   return k
 end
+
+-- ixEntry reads an owner index entry "version|ctx|state|ms" (issue 32:
+-- the status time, not a copy of the member) or, as written before,
+-- "version|ctx|state|member"; it returns version, ctx, state, member.
+local function ixEntry(e, id)
+  local v, c, s, m = string.match(e, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
+  if v and not string.find(m, ':', 1, true) then m = m .. ':' .. id end
+  return v, c, s, m
+end
 `
 
 // indexBody is the body of indexScript over named arguments (after
 // setsLua).
 const indexBody = `
+local ms = string.match(m, '^(%d+):')
 local old = redis.call('HGET', ix, id)
 if old then
-  local ov, c, s, om = string.match(old, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
+  local ov, c, s, om = ixEntry(old, id)
   if tonumber(ov) >= tonumber(ver) then return 0 end
   if c == cpart and s == state and om == m then
-    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. m)
+    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. ms)
     return 1
   end
   for _, k in ipairs(sets(base, c, s)) do redis.call('ZREM', k, om) end
 end
 for _, k in ipairs(sets(base, cpart, state)) do redis.call('ZADD', k, 0, m) end
-redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. m)
+redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. ms)
 return 1
 `
 
@@ -141,14 +153,16 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	if err != nil {
 		return err
 	}
+	le := s.takeHeld(e.id)
 	if !s.cluster {
-		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)},
-			owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)).Int64()
+		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)}, le.args()...)
+		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)}, args...).Int64()
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
 		}
 		if err != nil {
+			s.putBack(e.id, le)
 			return s.opErr("writing task", err)
 		}
 		if v == -1 {
@@ -159,11 +173,12 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 		return nil
 	}
 	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
-		owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)).Int64()
+		append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)}, le.args()...)...).Int64()
 	if errors.Is(err, redis.Nil) {
 		return ErrNotFound
 	}
 	if err != nil {
+		s.putBack(e.id, le)
 		return s.opErr("writing task", err)
 	}
 	if version == -1 {
@@ -183,6 +198,7 @@ func (s *Redis) logTTL(t *a2a.Task) int64 {
 	if s.evTTL <= 0 || !t.Status.State.Terminal() {
 		return 0
 	}
+	s.markEnded(t.ID) // events appended after it expire too (redis_events.go)
 	return s.evTTL.Milliseconds()
 }
 

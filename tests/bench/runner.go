@@ -194,6 +194,7 @@ func (r *runner) run() error {
 		{"contexts", func() []result { return r.idleContexts(g) }},
 		{"streams", func() []result { return r.idleStreamsScenario(g) }},
 		{"scale-send", r.scaleSend}, {"xinst-subscribe", r.crossInstanceSubscribe}, // scale.go
+		{redisCostName, r.redisCost}, // redis_cost.go
 	} {
 		if r.want(s.name) {
 			fmt.Fprintln(os.Stderr, "scenario", s.name)

@@ -1,0 +1,491 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Redis cost of a turn (issue 32, SCALE-1..3): a gateway with `store
+// redis` on a throwaway redis-server, driven with SendMessage and
+// SendStreamingMessage (fresh message ids: every request is a turn).
+// Around each run the scenario reads Redis' own counters:
+//
+//   - commands: a first, sequential pass of redisCostProbe requests under
+//     MONITOR counts every command Redis ran, split into round trips (the
+//     commands a client sent: scripts count once) and commands run inside
+//     scripts;
+//   - Redis time: a second pass at the run's concurrency reads INFO
+//     commandstats (the time of the commands clients sent, scripts with
+//     the commands they ran) and INFO cpu (the main thread's CPU, network
+//     included) around the run;
+//   - memory: INFO memory's used_memory and DBSIZE around the send run
+//     (the tasks stay), and MEMORY USAGE of every key grouped by key shape.
+//
+// The background work of the instance (heartbeat lease, outbox, reaper)
+// is measured while idle for as long and subtracted.
+
+// redisCostName is the scenario's -only name.
+const redisCostName = "redis-cost"
+
+// redisCostProbe is the number of requests of the MONITOR pass.
+const redisCostProbe = 200
+
+// redisCost runs the scenario.
+func (r *runner) redisCost() []result {
+	fail := func(err error) []result {
+		return []result{{name: "Redis cost per turn", extra: "error: " + err.Error()}}
+	}
+	dir, err := os.MkdirTemp("", "a2a-bench-rcost-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	stopRedis, addr, err := startRedis(dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopRedis()
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cfg := redisGlobalOptions(filepath.Join(dir, "data"), addr, "bench:") + fmt.Sprintf(`http://127.0.0.1:%d {
+	a2a {
+		card {
+			name bench-agent
+		}
+		auth {
+			bearer %s
+			no_env
+		}
+		backend echo
+		max_concurrent_turns 20000
+		push {
+			allow_private_networks 127.0.0.0/8
+		}
+	}
+}
+`, port, benchToken)
+	g, err := startGateway(r.bin, dir, cfg, url+"/health")
+	if err != nil {
+		return fail(err)
+	}
+	defer g.stop()
+	rc := redis.NewClient(&redis.Options{Addr: addr})
+	defer rc.Close()
+	ctx := context.Background()
+
+	send := func(c *http.Client, _, _ int) (string, error) {
+		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
+		return expectTask(c, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
+	}
+	stream := func(c *http.Client, _, _ int) (string, error) {
+		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
+		resp, err := post(c, url+"/", benchToken, body)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		_, last := lastOfStream(resp.Body)
+		if !bytes.Contains(last, []byte("TASK_STATE_INPUT_REQUIRED")) {
+			return "", fmt.Errorf("stream did not end input-required")
+		}
+		return taskIDOf(last), nil
+	}
+	// A webhook receiver for the push phase: counts deliveries.
+	var delivered atomic.Int64
+	hookL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	hookSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	go func() { _ = hookSrv.Serve(hookL) }()
+	defer hookSrv.Close()
+	hook := "http://" + hookL.Addr().String() + "/hook"
+	var pushed atomic.Int64
+	push := func(c *http.Client, _, _ int) (string, error) {
+		params := sendParams("Create a VPC with two vSwitches.", "")
+		params["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook, "token": "bench"}}
+		id, err := expectTask(c, url+"/", benchToken, rpcBody("SendMessage", params), "TASK_STATE_INPUT_REQUIRED", nil)
+		if err == nil {
+			pushed.Add(1)
+		}
+		return id, err
+	}
+	// settle waits until every push job queued so far was delivered.
+	settle := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for delivered.Load() < pushed.Load() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// Warm up (scripts loaded, connections open), then the idle rate.
+	cl := newClient(1)
+	for i := 0; i < 20; i++ {
+		if _, err := send(cl, 0, i); err != nil {
+			return fail(err)
+		}
+	}
+	idle, err := measureRedis(ctx, rc, func() (int, time.Duration) { time.Sleep(r.duration); return 0, r.duration })
+	if err != nil {
+		return fail(err)
+	}
+	var out []result
+	for _, sc := range []struct {
+		name string
+		do   func(c *http.Client, w, i int) (string, error)
+		mem  bool
+	}{
+		{"Redis cost: SendMessage (blocking, new context)", send, true},
+		{"Redis cost: SendStreamingMessage (new context)", stream, false},
+		{"Redis cost: SendMessage with a push config, delivered", push, false},
+	} {
+		probe, err := monitorCommands(ctx, rc, func() int {
+			for i := 0; i < redisCostProbe; i++ {
+				if _, err := sc.do(cl, 0, i); err != nil {
+					return i
+				}
+			}
+			settle()
+			return redisCostProbe
+		})
+		if err != nil {
+			return fail(err)
+		}
+		var res result
+		m, err := measureRedis(ctx, rc, func() (int, time.Duration) {
+			res = drive(sc.name, r.concurrency, r.duration, sc.do)
+			settle()
+			return res.requests, res.elapsed
+		})
+		if err != nil {
+			return fail(err)
+		}
+		m.subtractIdle(idle)
+		res.extra = fmt.Sprintf("%.1f commands/req (%.1f round trips: %s); Redis time %.0f µs/req (commandstats), Redis CPU %.0f µs/req",
+			probe.perReq(), probe.tripsPerReq(), probe.topList(), m.usecPerReq(probe), m.cpuPerReq())
+		if sc.mem {
+			res.extra += fmt.Sprintf("; memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
+		}
+		fmt.Fprintf(os.Stderr, "%s\n  in scripts: %s\n  commandstats: %s\n", res.extra, probe.nestedList(), m.statsList())
+		if sc.mem {
+			if shapes, err := keyShapes(ctx, rc, res.requests+redisCostProbe+20); err == nil {
+				fmt.Fprintf(os.Stderr, "  memory by key shape (bytes per task): %s\n", shapes)
+			}
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// probeCounts is what the MONITOR pass saw.
+type probeCounts struct {
+	requests    int
+	top, nested map[string]int // command name → count
+}
+
+func (p probeCounts) sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func (p probeCounts) perReq() float64 {
+	return float64(p.sum(p.top)+p.sum(p.nested)) / float64(max(1, p.requests))
+}
+
+func (p probeCounts) tripsPerReq() float64 {
+	return float64(p.sum(p.top)) / float64(max(1, p.requests))
+}
+
+func (p probeCounts) topList() string    { return countList(p.top, p.requests) }
+func (p probeCounts) nestedList() string { return countList(p.nested, p.requests) }
+
+// countList renders "evalsha ×2, get ×1" per request, largest first.
+func countList(m map[string]int, n int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var l []kv
+	for k, v := range m {
+		l = append(l, kv{k, v})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || l[i].v == l[j].v && l[i].k < l[j].k })
+	var parts []string
+	for _, e := range l {
+		per := float64(e.v) / float64(max(1, n))
+		if per < 0.05 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%.2g", e.k, per))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// monitorCommands runs run (which returns how many requests it made)
+// under MONITOR and counts the commands, minus those of the same time
+// idle: the idle commands are what the instance's background loops send,
+// measured right after for as long.
+func monitorCommands(ctx context.Context, rc *redis.Client, run func() int) (probeCounts, error) {
+	count := func(f func() int) (probeCounts, time.Duration, error) {
+		p := probeCounts{top: map[string]int{}, nested: map[string]int{}}
+		opt := rc.Options()
+		host, port, _ := strings.Cut(opt.Addr, ":")
+		cmd := exec.Command("redis-cli", "-h", host, "-p", port, "monitor")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return p, 0, err
+		}
+		if err := cmd.Start(); err != nil {
+			return p, 0, fmt.Errorf("redis-cli monitor: %w", err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sc := bufio.NewScanner(out)
+			sc.Buffer(make([]byte, 1<<20), 16<<20)
+			for sc.Scan() {
+				name, lua, ok := parseMonitor(sc.Text())
+				if !ok || name == "info" || name == "monitor" {
+					continue
+				}
+				if lua {
+					p.nested[name]++
+				} else {
+					p.top[name]++
+				}
+			}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		t0 := time.Now()
+		p.requests = f()
+		d := time.Since(t0)
+		time.Sleep(300 * time.Millisecond)
+		_ = cmd.Process.Kill()
+		<-done
+		_ = cmd.Wait()
+		return p, d, nil
+	}
+	p, d, err := count(run)
+	if err != nil {
+		return p, err
+	}
+	idle, _, err := count(func() int { time.Sleep(d); return 0 })
+	if err != nil {
+		return p, err
+	}
+	for k, v := range idle.top {
+		p.top[k] = max(0, p.top[k]-v)
+	}
+	for k, v := range idle.nested {
+		p.nested[k] = max(0, p.nested[k]-v)
+	}
+	return p, nil
+}
+
+// parseMonitor reads a MONITOR line: `ts [db addr] "cmd" …` (addr "lua"
+// for a command a script ran).
+func parseMonitor(line string) (name string, lua bool, ok bool) {
+	i := strings.Index(line, "[")
+	j := strings.Index(line, "]")
+	if i < 0 || j < i {
+		return "", false, false
+	}
+	lua = strings.HasSuffix(line[i:j], " lua")
+	rest := strings.TrimSpace(line[j+1:])
+	if !strings.HasPrefix(rest, `"`) {
+		return "", false, false
+	}
+	rest = rest[1:]
+	k := strings.Index(rest, `"`)
+	if k < 0 {
+		return "", false, false
+	}
+	return strings.ToLower(rest[:k]), lua, true
+}
+
+// redisDelta is what INFO says changed around a run.
+type redisDelta struct {
+	requests int
+	elapsed  time.Duration
+	usec     map[string]float64 // commandstats usec per command
+	cpuUsec  float64            // main thread user+sys
+	memBytes float64
+	keys     float64
+}
+
+// measureRedis reads INFO around run (which returns its request count and
+// elapsed time).
+func measureRedis(ctx context.Context, rc *redis.Client, run func() (int, time.Duration)) (redisDelta, error) {
+	if err := rc.ConfigResetStat(ctx).Err(); err != nil {
+		return redisDelta{}, err
+	}
+	before, err := rc.Info(ctx, "cpu", "memory", "keyspace").Result()
+	if err != nil {
+		return redisDelta{}, err
+	}
+	n, d := run()
+	after, err := rc.Info(ctx, "cpu", "memory", "keyspace", "commandstats").Result()
+	if err != nil {
+		return redisDelta{}, err
+	}
+	b, a := infoFields(before), infoFields(after)
+	m := redisDelta{requests: n, elapsed: d, usec: map[string]float64{}}
+	m.cpuUsec = 1e6 * ((a["used_cpu_user_main_thread"] + a["used_cpu_sys_main_thread"]) - (b["used_cpu_user_main_thread"] + b["used_cpu_sys_main_thread"]))
+	m.memBytes = a["used_memory"] - b["used_memory"]
+	m.keys = a["db0.keys"] - b["db0.keys"]
+	for _, line := range strings.Split(after, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		name, rest, _ := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if strings.HasPrefix(name, "config") || name == "info" {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "usec="); ok {
+				m.usec[name], _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	return m, nil
+}
+
+// infoFields parses INFO's "k:v" lines (db0's "keys=N" as db0.keys).
+func infoFields(s string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(s, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		if k == "db0" {
+			for _, f := range strings.Split(v, ",") {
+				if kv, ok := strings.CutPrefix(f, "keys="); ok {
+					out["db0.keys"], _ = strconv.ParseFloat(kv, 64)
+				}
+			}
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = f
+		}
+	}
+	return out
+}
+
+// subtractIdle removes the idle run's rate of background work.
+func (m *redisDelta) subtractIdle(idle redisDelta) {
+	scale := m.elapsed.Seconds() / idle.elapsed.Seconds()
+	m.cpuUsec = max(0, m.cpuUsec-idle.cpuUsec*scale)
+	for k, v := range idle.usec {
+		m.usec[k] = max(0, m.usec[k]-v*scale)
+	}
+}
+
+// usecPerReq is the commandstats time of the commands clients sent: the
+// scripts (their time includes the commands they ran) and plain commands,
+// counting of each command only the share the probe saw sent by a
+// client (not run by a script).
+func (m redisDelta) usecPerReq(p probeCounts) float64 {
+	total := 0.0
+	for k, v := range m.usec {
+		name := strings.SplitN(k, "|", 2)[0]
+		top, nested := p.top[name], p.nested[name]
+		if top+nested == 0 {
+			if name == "evalsha" || name == "eval" || name == "fcall" {
+				total += v
+			}
+			continue
+		}
+		total += v * float64(top) / float64(top+nested)
+	}
+	return total / float64(max(1, m.requests))
+}
+
+func (m redisDelta) cpuPerReq() float64  { return m.cpuUsec / float64(max(1, m.requests)) }
+func (m redisDelta) memPerReq() float64  { return m.memBytes / float64(max(1, m.requests)) }
+func (m redisDelta) keysPerReq() float64 { return m.keys / float64(max(1, m.requests)) }
+
+func (m redisDelta) statsList() string {
+	var parts []string
+	for k, v := range m.usec {
+		if per := v / float64(max(1, m.requests)); per >= 0.5 {
+			parts = append(parts, fmt.Sprintf("%s %.1f µs", k, per))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// keyShapes sums MEMORY USAGE over every key, grouped by the key with
+// its ids replaced by "*", per task (n tasks).
+func keyShapes(ctx context.Context, rc *redis.Client, n int) (string, error) {
+	sums := map[string]int64{}
+	counts := map[string]int{}
+	iter := rc.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		u, err := rc.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			continue
+		}
+		shape := keyShape(k)
+		sums[shape] += u
+		counts[shape]++
+	}
+	if err := iter.Err(); err != nil {
+		return "", err
+	}
+	var parts []string
+	for k, v := range sums {
+		if per := float64(v) / float64(n); per >= 1 {
+			parts = append(parts, fmt.Sprintf("%s %.0f B (%d keys)", k, per, counts[k]))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; "), nil
+}
+
+// keyShape replaces the id inside a key's hash tag and any id-looking
+// segment after it with "*".
+func keyShape(k string) string {
+	if i := strings.Index(k, "{"); i >= 0 {
+		if j := strings.Index(k[i:], "}"); j > 0 {
+			tag := k[i+1 : i+j]
+			if c := strings.Index(tag, ":"); c >= 0 {
+				tag = tag[:c+1] + "*"
+			}
+			k = k[:i] + "{" + tag + "}" + k[i+j+1:]
+		}
+	}
+	segs := strings.Split(k, ":")
+	for i, s := range segs {
+		if len(s) >= 16 && !strings.ContainsAny(s, "{}") {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, ":")
+}
