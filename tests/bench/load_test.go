@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,5 +52,22 @@ func TestTaskIDOf(t *testing.T) {
 		if got := taskIDOf([]byte(in)); got != want {
 			t.Errorf("taskIDOf(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The harness replaces only the generated part of docs/benchmarks.md and
+// keeps the analysis after it.
+func TestSpliceReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.md")
+	if got := spliceReport(path, "# T\n"); !strings.HasPrefix(got, beginMarker) || !strings.Contains(got, "# T\n"+endMarker) {
+		t.Fatalf("new file: %q", got)
+	}
+	old := "intro\n" + beginMarker + " x -->\n# old\n" + endMarker + "\n\n## analysis\nkept\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := spliceReport(path, "# new\n")
+	if !strings.HasPrefix(got, "intro\n"+beginMarker) || strings.Contains(got, "# old") || !strings.Contains(got, "# new\n"+endMarker+"\n\n## analysis\nkept\n") {
+		t.Fatalf("splice: %q", got)
 	}
 }
