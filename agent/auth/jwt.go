@@ -79,6 +79,9 @@ type JWT struct {
 	Algorithms []string `json:"algorithms,omitempty"`
 	// ClockSkew is the leeway for exp, nbf and iat. Default: 30s; at most 5m.
 	ClockSkew Duration `json:"clock_skew,omitempty"`
+	// OIDC holds the OpenID Connect discovery options (oidc_issuer, …;
+	// AUTH-7), written in the jwt object itself.
+	OIDC
 }
 
 // jwtValidator checks bearer JWTs.
@@ -87,6 +90,7 @@ type jwtValidator struct {
 	secretKID string
 	keys      *jws.KeySet
 	remote    *jws.RemoteJWKS
+	issuer    string // the discovered issuer (oidc_issuer), the default iss
 	parser    *jwt.Parser
 	algs      []string
 	skew      time.Duration
@@ -120,7 +124,13 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 	if skew == 0 {
 		skew = DefaultClockSkew
 	}
-	opts, claimWarns := jwtParserOptions(c, algs, skew)
+	pc := c
+	if c.Issuer == "" && v.issuer != "" {
+		withIss := *c
+		withIss.Issuer = v.issuer // AUTH-7: iss defaults to the discovered issuer
+		pc = &withIss
+	}
+	opts, claimWarns := jwtParserOptions(pc, algs, skew)
 	v.parser = jwt.NewParser(opts...)
 	v.skew = skew
 	return v, append(warns, claimWarns...), nil
@@ -162,8 +172,18 @@ func loadJWTKeys(c *JWT, resolve func(field, v string) (string, error)) (*jwtVal
 		}
 		v.remote = jws.NewRemoteJWKS(c.JWKSURL, jws.FetchOptions{Timeout: 10 * time.Second})
 	}
+	if c.OIDCIssuer != "" {
+		d, dwarns, err := discoverOIDC(context.Background(), c)
+		if err != nil {
+			return nil, nil, err
+		}
+		v.remote, v.issuer = d.keys, d.issuer
+		warns = append(warns, dwarns...)
+	} else if err := c.ValidateOIDC(); err != nil {
+		return nil, nil, err
+	}
 	if v.secret == nil && v.keys == nil && v.remote == nil {
-		return nil, nil, errors.New("jwt: set secret, jwks_file or jwks_url")
+		return nil, nil, errors.New("jwt: set secret, jwks_file, jwks_url or oidc_issuer")
 	}
 	return v, warns, nil
 }
@@ -287,8 +307,12 @@ func (v *jwtValidator) lookup(ctx context.Context, kid, alg string) []jwt.Verifi
 			ks, _ := v.remote.Lookup(ctx, kid)
 			cands = append(cands, ks...)
 		}
-	} else if v.keys != nil {
+	} else {
 		cands = v.keys.All()
+		if v.remote != nil { // a JWKS of keys without kid (AUTH-7)
+			ks, _ := v.remote.Lookup(ctx, "")
+			cands = append(cands, ks...)
+		}
 	}
 	var out []jwt.VerificationKey
 	for _, k := range cands {
