@@ -197,6 +197,7 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 		c.SecuritySchemes[SchemeAPIKey] = a2a.SecurityScheme{APIKey: &a2a.APIKeySecurityScheme{Location: "header", Name: h}}
 		addReq(SchemeAPIKey)
 	}
+	addIdentitySchemes(c, rt, addReq)
 }
 
 // interfaceURL is the URL of binding b served at base: base itself for

@@ -190,6 +190,8 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		APIKey:            h.schemes.APIKey,
 		APIKeyHeader:      h.schemes.APIKeyHeader,
 		BearerJWT:         h.schemes.JWT,
+		OpenIDConnectURL:  h.opts.Security.openIDConnectURL(),
+		OAuth2:            h.opts.Security.oauth2(),
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,
