@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/push"
 )
 
@@ -96,9 +97,11 @@ func (o *OAuth2) Transport(base http.RoundTripper, resolve func(string) string) 
 	return &oauth2.Transport{Source: oauth2.ReuseTokenSource(nil, src), Base: base}, nil
 }
 
-// quietSource turns a token error into one that shows the token URL and
-// the provider's status or error code only: never the response body, the
-// client secret or a token.
+// quietSource turns a token error into a turn error (TURN-8) that shows
+// the token URL and the provider's status or error code only: never the
+// response body, the client secret or a token. A refusal by the provider
+// (a wrong client secret, an unknown scope) is an auth failure; a provider
+// that cannot be reached is a transient one.
 type quietSource struct {
 	src      oauth2.TokenSource
 	tokenURL string
@@ -113,13 +116,15 @@ func (q *quietSource) Token() (*oauth2.Token, error) {
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && re.ErrorCode != "":
-		return nil, fmt.Errorf("upstream oauth2: the token endpoint %s refused: %s", q.tokenURL, re.ErrorCode)
+		return nil, &backend.TurnError{Kind: backend.ErrorKindAuth, Err: fmt.Errorf("upstream oauth2: the token endpoint %s refused: %s", q.tokenURL, re.ErrorCode)}
+	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500:
+		return nil, &backend.TurnError{Kind: backend.ErrorKindAuth, Err: fmt.Errorf("upstream oauth2: the token endpoint %s answered status %d", q.tokenURL, re.Response.StatusCode)}
 	case errors.As(err, &re) && re.Response != nil:
-		return nil, fmt.Errorf("upstream oauth2: the token endpoint %s answered status %d", q.tokenURL, re.Response.StatusCode)
+		return nil, &backend.TurnError{Kind: backend.ErrorKindTransient, Err: fmt.Errorf("upstream oauth2: the token endpoint %s answered status %d", q.tokenURL, re.Response.StatusCode)}
 	case errors.Is(err, push.ErrBlocked):
-		return nil, fmt.Errorf("upstream oauth2: the token endpoint %s is not an allowed address", q.tokenURL)
+		return nil, &backend.TurnError{Kind: backend.ErrorKindInternal, Err: fmt.Errorf("upstream oauth2: the token endpoint %s is not an allowed address", q.tokenURL)}
 	default:
-		return nil, fmt.Errorf("upstream oauth2: cannot reach the token endpoint %s", q.tokenURL)
+		return nil, &backend.TurnError{Kind: backend.ErrorKindTransient, Err: fmt.Errorf("upstream oauth2: cannot reach the token endpoint %s", q.tokenURL)}
 	}
 }
 
