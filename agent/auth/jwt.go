@@ -309,7 +309,7 @@ func (v *jwtValidator) lookup(ctx context.Context, kid, alg string) []jwt.Verifi
 		}
 	} else {
 		cands = v.keys.All()
-		if v.remote != nil { // a JWKS of keys without kid (AUTH-7)
+		if v.remote != nil && alg != jws.AlgHS256 { // public keys without kid (AUTH-7)
 			ks, _ := v.remote.Lookup(ctx, "")
 			cands = append(cands, ks...)
 		}
