@@ -69,6 +69,9 @@ func (AuthHandler) CaddyModule() caddy.ModuleInfo {
 // clock_skew); the Caddyfile parser runs the same check.
 func (h *AuthHandler) Validate() error {
 	if h.Config.JWT != nil {
+		if err := h.Config.JWT.ValidateOIDC(); err != nil {
+			return err
+		}
 		return h.Config.JWT.ValidateClockSkew()
 	}
 	return nil

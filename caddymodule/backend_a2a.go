@@ -54,6 +54,8 @@ type A2ABackend struct {
 	// signature must verify with; a turn is refused while it does not.
 	VerifyUpstreamCard *UpstreamCardKeys `json:"verify_upstream_card,omitempty"`
 
+	UpstreamOAuth2
+
 	builtBackend
 }
 
@@ -121,6 +123,7 @@ func (b *A2ABackend) Validate() error {
 //		transport http { <reverse_proxy http transport options> }
 //		timeout <duration>
 //		card_ttl <duration>
+//		oauth2 { token_url … client_id … client_secret … scopes … audience … }
 //		verify_upstream_card [<key file or JWKS URL>…] {
 //			key_file [<kid>=]<file>
 //			jwks_url <url>
@@ -140,6 +143,8 @@ func (b *A2ABackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return durationArg(d, &b.CardTTL)
 		case "verify_upstream_card":
 			return b.unmarshalVerify(d)
+		case "oauth2":
+			return unmarshalUpstreamOAuth2(d, &b.OAuth2)
 		default:
 			return d.Errf("backend a2a: unknown option %q", opt)
 		}

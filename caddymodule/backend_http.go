@@ -46,6 +46,8 @@ type HTTPBackend struct {
 	// MaxOutputSize bounds one response body, in bytes. Default: 67108864.
 	MaxOutputSize int64 `json:"max_output_size,omitempty"`
 
+	UpstreamOAuth2
+
 	builtBackend
 }
 
@@ -82,6 +84,7 @@ func (b *HTTPBackend) Provision(ctx caddy.Context) error {
 //		timeout <duration>
 //		max_line_size <size>
 //		max_output_size <size>
+//		oauth2 { token_url … client_id … client_secret … scopes … audience … }
 //	}
 func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	u := upstreamBlock{name: "http", urlWhat: "upstream URL", url: &b.URL, transport: &b.TransportRaw, timeout: &b.Timeout, repeatable: "header"}
@@ -89,6 +92,8 @@ func (b *HTTPBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		switch opt {
 		case "header":
 			return headerArg(d, &b.Headers)
+		case "oauth2":
+			return unmarshalUpstreamOAuth2(d, &b.OAuth2)
 		case "max_line_size", "max_output_size":
 			n, err := sizeArg(d)
 			if err != nil {

@@ -66,6 +66,8 @@ type OpenAIBackend struct {
 	// Timeout bounds one turn. Default: 10m.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
+	UpstreamOAuth2
+
 	builtBackend
 }
 
@@ -114,11 +116,14 @@ func (b *OpenAIBackend) Provision(ctx caddy.Context) error {
 //		max_tokens <n>
 //		transport http { … }
 //		timeout <duration>
+//		oauth2 { token_url … client_id … client_secret … scopes … audience … }
 //	}
 func (b *OpenAIBackend) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	u := upstreamBlock{name: "openai", urlWhat: "base URL", url: &b.BaseURL, transport: &b.TransportRaw, timeout: &b.Timeout}
 	err := u.unmarshal(d, func(opt string) error {
 		switch opt {
+		case "oauth2":
+			return unmarshalUpstreamOAuth2(d, &b.OAuth2)
 		case "model":
 			if err := stringArg(d, &b.Model); err != nil {
 				return err

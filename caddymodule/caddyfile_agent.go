@@ -90,6 +90,8 @@ type a2aHandlers struct {
 //				audience <aud>
 //				algorithms <alg...>
 //				clock_skew <duration>
+//				oidc_issuer <url>       # AUTH-7, with its options (caddyfile_auth_oidc.go)
+//				oauth2 { … }            # AUTH-7: the card's OAuth 2.0 flows
 //			}
 //		}
 //		<agent options…>

@@ -151,15 +151,21 @@ func unmarshalJWT(d *caddyfile.Dispenser, c *auth.Config) error {
 			}
 			j.ClockSkew = auth.Duration(time.Duration(dur))
 		default:
+			if ok, err := unmarshalJWTOIDC(d, j, opt); ok { // AUTH-7
+				return err
+			}
 			return d.Errf("auth jwt: unknown option %q", opt)
 		}
 		return err
 	}); err != nil {
 		return err
 	}
-	if j.Secret == "" && j.JWKSFile == "" && j.JWKSURL == "" {
-		return d.Err("auth jwt: set secret, jwks_file or jwks_url")
+	if j.Secret == "" && j.JWKSFile == "" && j.JWKSURL == "" && j.OIDCIssuer == "" {
+		return d.Err("auth jwt: set secret, jwks_file, jwks_url or oidc_issuer")
 	}
 	c.JWT = j
+	if err := validated(d, j.ValidateOIDC); err != nil {
+		return err
+	}
 	return validated(d, j.ValidateClockSkew) // as AuthHandler.Validate
 }

@@ -73,6 +73,9 @@ func securityOf(a *AuthHandler) *card.Security {
 		MTLS:         s.MTLS, // AUTH-9
 		FromEnv:      !a.NoEnv,
 	}
+	if a.JWT != nil { // AUTH-7: the identity provider of the bearer JWTs
+		sec.OpenIDConnectURL, sec.OAuth2 = a.JWT.OpenIDConnectURL(), a.JWT.OIDC.OAuth2
+	}
 	if *sec == (card.Security{}) {
 		return nil
 	}

@@ -37,6 +37,9 @@ func upstreamClient(ctx caddy.Context, module any, raw *json.RawMessage, name st
 	if err != nil {
 		return nil, err
 	}
+	if rt, err = withUpstreamOAuth2(module, rt, name); err != nil {
+		return nil, err
+	}
 	return &http.Client{Transport: rt}, nil
 }
 

@@ -84,6 +84,9 @@ type JWT struct {
 	// a service (client-credentials) token. The value must be a printable
 	// name without spaces (at most 128 bytes), else the token is refused.
 	PrincipalClaim string `json:"principal_claim,omitempty"`
+	// OIDC holds the OpenID Connect discovery options (oidc_issuer, …;
+	// AUTH-7), written in the jwt object itself.
+	OIDC
 }
 
 // jwtValidator checks bearer JWTs.
@@ -92,6 +95,7 @@ type jwtValidator struct {
 	secretKID string
 	keys      *jws.KeySet
 	remote    *jws.RemoteJWKS
+	issuer    string // the discovered issuer (oidc_issuer), the default iss
 	parser    *jwt.Parser
 	algs      []string
 	skew      time.Duration
@@ -131,7 +135,13 @@ func newJWTValidator(c *JWT, resolve func(field, v string) (string, error)) (*jw
 	if skew == 0 {
 		skew = DefaultClockSkew
 	}
-	opts, claimWarns := jwtParserOptions(c, algs, skew)
+	pc := c
+	if c.Issuer == "" && v.issuer != "" {
+		withIss := *c
+		withIss.Issuer = v.issuer // AUTH-7: iss defaults to the discovered issuer
+		pc = &withIss
+	}
+	opts, claimWarns := jwtParserOptions(pc, algs, skew)
 	v.parser = jwt.NewParser(opts...)
 	v.skew = skew
 	return v, append(warns, claimWarns...), nil
@@ -173,8 +183,18 @@ func loadJWTKeys(c *JWT, resolve func(field, v string) (string, error)) (*jwtVal
 		}
 		v.remote = jws.NewRemoteJWKS(c.JWKSURL, jws.FetchOptions{Timeout: 10 * time.Second})
 	}
+	if c.OIDCIssuer != "" {
+		d, dwarns, err := discoverOIDC(context.Background(), c)
+		if err != nil {
+			return nil, nil, err
+		}
+		v.remote, v.issuer = d.keys, d.issuer
+		warns = append(warns, dwarns...)
+	} else if err := c.ValidateOIDC(); err != nil {
+		return nil, nil, err
+	}
 	if v.secret == nil && v.keys == nil && v.remote == nil {
-		return nil, nil, errors.New("jwt: set secret, jwks_file or jwks_url")
+		return nil, nil, errors.New("jwt: set secret, jwks_file, jwks_url or oidc_issuer")
 	}
 	return v, warns, nil
 }
@@ -303,8 +323,12 @@ func (v *jwtValidator) lookup(ctx context.Context, kid, alg string) []jwt.Verifi
 			ks, _ := v.remote.Lookup(ctx, kid)
 			cands = append(cands, ks...)
 		}
-	} else if v.keys != nil {
+	} else {
 		cands = v.keys.All()
+		if v.remote != nil && alg != jws.AlgHS256 { // public keys without kid (AUTH-7)
+			ks, _ := v.remote.Lookup(ctx, "")
+			cands = append(cands, ks...)
+		}
 	}
 	var out []jwt.VerificationKey
 	for _, k := range cands {

@@ -204,6 +204,7 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 		c.SecuritySchemes[SchemeMTLS] = a2a.SecurityScheme{MTLS: json.RawMessage(`{"description":"A client certificate verified by the site's TLS server."}`)}
 		addReq(SchemeMTLS)
 	}
+	addIdentitySchemes(c, rt, addReq)
 }
 
 // interfaceURL is the URL of binding b served at base: base itself for

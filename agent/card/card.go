@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/auth"
 )
 
 // Well-known extension URIs and defaults.
@@ -180,6 +181,10 @@ type Runtime struct {
 	BearerJWT bool
 	// MTLS declares the mutual TLS scheme (AUTH-9).
 	MTLS bool
+	// OpenIDConnectURL and OAuth2 declare the identity provider of the
+	// bearer JWTs (AUTH-7; see Security).
+	OpenIDConnectURL string
+	OAuth2           *auth.OAuth2Card
 	// PushNotifications is capabilities.pushNotifications.
 	PushNotifications bool
 	// ThinkingTypes are the enabled thinking-exposure types; non-empty

@@ -191,6 +191,8 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		APIKeyHeader:      h.schemes.APIKeyHeader,
 		BearerJWT:         h.schemes.JWT,
 		MTLS:              h.schemes.MTLS,
+		OpenIDConnectURL:  h.opts.Security.openIDConnectURL(),
+		OAuth2:            h.opts.Security.oauth2(),
 		PushNotifications: h.opts.PushNotifications,
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,

@@ -23,6 +23,12 @@ type Security struct {
 	// MTLS advertises mtlsAuth (mtlsSecurityScheme, AUTH-9): a client
 	// certificate the site's TLS server verifies.
 	MTLS bool `json:"mtls,omitempty"`
+	// OpenIDConnectURL, when set, declares the openIdConnect scheme: the
+	// discovery URL of the issuer of the bearer JWTs (AUTH-7, oidc_issuer).
+	OpenIDConnectURL string `json:"openid_connect_url,omitempty"`
+	// OAuth2 declares the OAuth 2.0 flows of the issuer of the bearer JWTs
+	// as oauth2SecurityScheme entries, one per flow (AUTH-7).
+	OAuth2 *auth.OAuth2Card `json:"oauth2,omitempty"`
 	// FromEnv also advertises schemes whose IACCODE_A2A_* environment
 	// variables are set, exactly as a2a_auth does without no_env.
 	FromEnv bool `json:"from_env,omitempty"`

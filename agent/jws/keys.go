@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/internal/limitio"
@@ -294,75 +293,4 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// RemoteJWKS is a JWKS fetched from a URL and cached. An unknown kid
-// triggers a refresh, at most once per MinRefresh.
-type RemoteJWKS struct {
-	// URL of the JWKS.
-	URL string
-	// TTL is how long a fetched set is used before it is fetched again.
-	// Default: 10m.
-	TTL time.Duration
-	// MinRefresh is the minimum time between two fetches (rate limit for
-	// refreshes on unknown kids). Default: 30s.
-	MinRefresh time.Duration
-	// Fetch bounds each download.
-	Fetch FetchOptions
-
-	mu      sync.Mutex
-	set     *KeySet
-	fetched time.Time
-	tried   time.Time
-	lastErr error
-	now     func() time.Time
-}
-
-// NewRemoteJWKS returns a cached remote JWKS for u.
-func NewRemoteJWKS(u string, opts FetchOptions) *RemoteJWKS {
-	return &RemoteJWKS{URL: u, Fetch: opts}
-}
-
-func (r *RemoteJWKS) clock() time.Time {
-	if r.now != nil {
-		return r.now()
-	}
-	return time.Now()
-}
-
-// Lookup returns the keys with kid, fetching the set when it is missing,
-// stale, or lacks kid (rate-limited by MinRefresh).
-func (r *RemoteJWKS) Lookup(ctx context.Context, kid string) ([]Key, error) {
-	ttl, minRefresh := r.TTL, r.MinRefresh
-	if ttl <= 0 {
-		ttl = 10 * time.Minute
-	}
-	if minRefresh <= 0 {
-		minRefresh = 30 * time.Second
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.clock()
-	if r.set != nil && now.Sub(r.fetched) < ttl {
-		if keys := r.set.Lookup(kid); len(keys) > 0 {
-			return keys, nil
-		}
-	}
-	if !r.tried.IsZero() && now.Sub(r.tried) < minRefresh {
-		if r.set != nil {
-			return r.set.Lookup(kid), nil
-		}
-		return nil, r.lastErr
-	}
-	r.tried = now
-	set, err := FetchJWKS(ctx, r.URL, r.Fetch)
-	if err != nil {
-		r.lastErr = err
-		if r.set != nil { // keep serving the last good set
-			return r.set.Lookup(kid), nil
-		}
-		return nil, err
-	}
-	r.set, r.fetched, r.lastErr = set, now, nil
-	return set.Lookup(kid), nil
 }
