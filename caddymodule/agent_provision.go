@@ -72,6 +72,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.handler = binding.NewHandler(d, tc)
 	h.wireWebSocket(app, tc)
 	h.provisionGRPC()
+	if err := h.startGRPCListen(ctx); err != nil {
+		return err
+	}
 	h.provisionGRPCJSONRPC(app, tc)
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
@@ -131,6 +134,9 @@ func (h *AgentHandler) Validate() error {
 
 // validateBlocks checks the push, redis_rpc and grpc blocks.
 func (h *AgentHandler) validateBlocks() error {
+	if err := h.validateGRPCListen(); err != nil {
+		return err
+	}
 	if err := h.validateGRPC(); err != nil {
 		return err
 	}
