@@ -230,3 +230,16 @@ func (h *AgentHandler) unmarshalGRPCListen(d *caddyfile.Dispenser) error {
 	}
 	return nil
 }
+
+// grpcListenPort is the port the card advertises the GRPC interface at:
+// the dedicated listener's, with the site's host ("" without listen).
+func (h *AgentHandler) grpcListenPort() string {
+	if h.GRPCListen == nil {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(h.GRPCListen.Address)
+	if err != nil {
+		return ""
+	}
+	return port
+}
