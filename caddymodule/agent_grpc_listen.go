@@ -91,7 +91,7 @@ func (h *AgentHandler) validateGRPCListen() error {
 	return nil
 }
 
-// grpcListenTLS loads the listener's certificate and key.
+// credentials loads the listener's certificate and key (nil: plaintext).
 func (c *GRPCListenConfig) credentials() (credentials.TransportCredentials, error) {
 	if c.TLSCert == "" {
 		return nil, nil
