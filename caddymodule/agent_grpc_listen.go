@@ -30,8 +30,9 @@ import (
 // the site's a2a_auth rules on its metadata (bearer, Basic, API key, JWT;
 // not mTLS principals), the same version and extension rules, owner scope,
 // credential expiry (AUTH-10) and metrics. The gRPC JSON-RPC envelope
-// (grpc_jsonrpc) and tenants of other agents of the site are not served
-// there (site route only).
+// (grpc_jsonrpc, with its tenants) is served there too when it is on;
+// tenants of other agents of the site on the official service are not
+// (as on the site route, where only the envelope routes them).
 type GRPCListenConfig struct {
 	// Address is the host:port to listen on, e.g. "127.0.0.1:50051". A
 	// non-loopback address (anything but 127.0.0.0/8, ::1 and localhost,
@@ -154,7 +155,11 @@ func (h *AgentHandler) startGRPCListen(ctx caddy.Context) error {
 		_ = closeAny(lnAny)
 		return fmt.Errorf("grpc listen %q: not a stream listener", c.Address)
 	}
-	srv := h.grpc.NewListener(h.grpcGate(ctx), creds, h.GRPCReflection)
+	var extra []a2agrpc.Service
+	if h.grpcJSONRPC != nil {
+		extra = append(extra, h.grpcJSONRPC.ListenerService()) // XPORT-6 on the same listener
+	}
+	srv := h.grpc.NewListener(h.grpcGate(ctx), creds, h.GRPCReflection, extra...)
 	h.grpcNative = &grpcNative{srv: srv, ln: ln}
 	logger := h.logger
 	go func() {

@@ -72,10 +72,10 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.handler = binding.NewHandler(d, tc)
 	h.wireWebSocket(app, tc)
 	h.provisionGRPC()
+	h.provisionGRPCJSONRPC(app, tc)
 	if err := h.startGRPCListen(ctx); err != nil {
 		return err
 	}
-	h.provisionGRPCJSONRPC(app, tc)
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/caddy-a2a/caddy-a2a/agent/binding/grpcjsonrpc/envelopepb"
 	"github.com/caddy-a2a/caddy-a2a/tests/internal/harness"
 )
 
@@ -24,7 +25,7 @@ func TestGRPCListen(t *testing.T) {
 	listen := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
 	site := func(desc string) string {
 		return "a2a {\n\tcard {\n\t\tname listen\n\t\tdescription " + desc + "\n\t}\n\tauth {\n\t\tbearer " + grpcTestToken + "\n\t\tno_env\n\t}\n\t" +
-			interopSlowEcho + "\n\tgrpc {\n\t\tlisten " + listen + "\n\t}\n}"
+			interopSlowEcho + "\n\tgrpc_jsonrpc\n\tgrpc {\n\t\tlisten " + listen + "\n\t}\n}"
 	}
 	gw := harness.StartGatewayWith(t, site("listen-a"), harness.Options{Admin: true})
 	client := grpcRawClient(t, listen)
@@ -86,6 +87,23 @@ func TestGRPCListen(t *testing.T) {
 		got, err := client.GetTask(authed, &pb.GetTaskRequest{Id: task.GetId()})
 		if err != nil || got.GetId() != task.GetId() {
 			t.Fatalf("GetTask = %v, %v", got, err)
+		}
+	})
+
+	// XPORT-6: the envelope service (grpc_jsonrpc) on the same listener,
+	// behind the same auth.
+	t.Run("Envelope", func(t *testing.T) {
+		c := gjClient(t, listen)
+		_, err := c.Send(gjCtx(t), &envelopepb.JsonRpcEnvelope{Payload: gjRequest(1, "ListTasks", map[string]any{})})
+		if code, _, info := grpcStatus(t, err); code != codes.Unauthenticated || info.GetReason() != "UNAUTHENTICATED" {
+			t.Errorf("envelope without credentials: %v %v, want UNAUTHENTICATED", code, info)
+		}
+		out, err := c.Send(gjCtx(t, "authorization", "Bearer "+grpcTestToken), &envelopepb.JsonRpcEnvelope{Payload: gjRequest(2, "ListTasks", map[string]any{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := gjDecode(t, out.GetPayload()); string(r.ID) != "2" || r.Error != nil || r.Result["tasks"] == nil {
+			t.Errorf("envelope ListTasks answered %s", out.GetPayload())
 		}
 	})
 

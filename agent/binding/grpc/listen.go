@@ -53,20 +53,37 @@ type Gate func(r *http.Request) (Admission, error)
 // A2A-Version from a2a-version, A2A-Extensions from a2a-extensions, and
 // the principal, identity and expiry the Gate admits.
 type Listener struct {
-	s    *Server
-	gs   *grpclib.Server
-	gate Gate
+	s     *Server
+	gs    *grpclib.Server
+	gate  Gate
+	extra []Service
 
 	once sync.Once
 	done chan struct{}
+}
+
+// Service is another gRPC service a Listener serves next to
+// lf.a2a.v1.A2AService (the gRPC JSON-RPC envelope, XPORT-6), admitted by
+// the same gate.
+type Service struct {
+	// Prefix is the service's method prefix, "/<package>.<Service>/".
+	Prefix string
+	// Binding is the binding label of its calls (agent.Call.Binding).
+	Binding string
+	// Register adds the service's implementation to the listener's server.
+	Register func(grpclib.ServiceRegistrar)
+	// WithCall returns ctx carrying the call of one of its RPCs, where the
+	// service's handlers read it.
+	WithCall func(ctx context.Context, c agent.Call) context.Context
 }
 
 // NewListener returns the native server of s, admitting every RPC through
 // gate (nil: all, without a principal). creds are the transport
 // credentials (nil: plaintext h2c, which the caller must keep to loopback
 // addresses). reflection serves gRPC server reflection too (see
-// WithReflection).
-func (s *Server) NewListener(gate Gate, creds credentials.TransportCredentials, reflect bool) *Listener {
+// WithReflection). extra are further services served on the same
+// listener.
+func (s *Server) NewListener(gate Gate, creds credentials.TransportCredentials, reflect bool, extra ...Service) *Listener {
 	if gate == nil {
 		gate = func(*http.Request) (Admission, error) { return Admission{}, nil }
 	}
@@ -74,7 +91,7 @@ func (s *Server) NewListener(gate Gate, creds credentials.TransportCredentials, 
 	if limit > math.MaxInt32 {
 		limit = math.MaxInt32
 	}
-	n := &Listener{s: s, gate: gate, done: make(chan struct{})}
+	n := &Listener{s: s, gate: gate, extra: extra, done: make(chan struct{})}
 	opts := []grpclib.ServerOption{grpclib.MaxRecvMsgSize(int(limit)),
 		grpclib.ChainUnaryInterceptor(s.recoverUnary, n.unary),
 		grpclib.ChainStreamInterceptor(s.recoverStream, n.stream),
@@ -84,6 +101,9 @@ func (s *Server) NewListener(gate Gate, creds credentials.TransportCredentials, 
 	}
 	n.gs = grpclib.NewServer(opts...)
 	pb.RegisterA2AServiceServer(n.gs, &service{s: s})
+	for _, x := range extra {
+		x.Register(n.gs)
+	}
 	if reflect {
 		reflection.Register(n.gs)
 	}
@@ -146,8 +166,15 @@ func (n *Listener) admit(ctx context.Context, method string) (context.Context, c
 	if adm.Identity != nil {
 		r = r.WithContext(agent.WithIdentity(r.Context(), adm.Identity))
 	}
-	call := n.s.tc.NewCall(r, agent.BindingGRPC, adm.Principal, "")
-	ctx = context.WithValue(r.Context(), callKey{}, call)
+	binding, withCall := agent.BindingGRPC, func(ctx context.Context, c agent.Call) context.Context {
+		return context.WithValue(ctx, callKey{}, c)
+	}
+	for _, x := range n.extra {
+		if strings.HasPrefix(method, x.Prefix) {
+			binding, withCall = x.Binding, x.WithCall
+		}
+	}
+	ctx = withCall(r.Context(), n.s.tc.NewCall(r, binding, adm.Principal, ""))
 	if adm.Expires.IsZero() {
 		return ctx, func() {}, nil
 	}
