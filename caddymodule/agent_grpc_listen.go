@@ -47,10 +47,13 @@ type GRPCListenConfig struct {
 	TLSKey string `json:"tls_key,omitempty"`
 }
 
-// grpcNative is the running dedicated listener of one handler.
+// grpcNative is the dedicated listener of one handler: built at
+// Provision, listening from the a2a app's Start (so `caddy validate` binds
+// nothing).
 type grpcNative struct {
-	srv *a2agrpc.Listener
-	ln  net.Listener
+	srv  *a2agrpc.Listener
+	addr string
+	tls  bool
 }
 
 // close stops accepting and lets the calls in flight finish.
@@ -130,10 +133,9 @@ func readBounded(path string) ([]byte, error) {
 	return b, nil
 }
 
-// startGRPCListen opens the dedicated gRPC listener through Caddy's
-// listener pool (a reload that keeps the address shares the socket, so
-// it never fails with "address in use") and serves it.
-func (h *AgentHandler) startGRPCListen(ctx caddy.Context) error {
+// provisionGRPCListen loads the listener's TLS files and builds its
+// server; the a2a app starts it (startGRPCListens).
+func (h *AgentHandler) provisionGRPCListen(ctx caddy.Context, app *App) error {
 	c := h.GRPCListen
 	if c == nil || h.grpc == nil {
 		return nil
@@ -142,32 +144,45 @@ func (h *AgentHandler) startGRPCListen(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
-	na, err := caddy.ParseNetworkAddress(c.Address)
-	if err != nil {
+	if _, err := caddy.ParseNetworkAddress(c.Address); err != nil {
 		return fmt.Errorf("grpc listen %q: %w", c.Address, err)
-	}
-	lnAny, err := na.Listen(ctx, 0, net.ListenConfig{})
-	if err != nil {
-		return fmt.Errorf("grpc listen %q: %w", c.Address, err)
-	}
-	ln, ok := lnAny.(net.Listener)
-	if !ok {
-		_ = closeAny(lnAny)
-		return fmt.Errorf("grpc listen %q: not a stream listener", c.Address)
 	}
 	var extra []a2agrpc.Service
 	if h.grpcJSONRPC != nil {
 		extra = append(extra, h.grpcJSONRPC.ListenerService()) // XPORT-6 on the same listener
 	}
-	srv := h.grpc.NewListener(h.grpcGate(ctx), creds, h.GRPCReflection, extra...)
-	h.grpcNative = &grpcNative{srv: srv, ln: ln}
-	logger := h.logger
-	go func() {
-		if err := srv.Serve(ln); err != nil {
-			logger.Error("grpc listen: serving stopped", zap.String("address", c.Address), zap.Error(err))
+	h.grpcNative = &grpcNative{srv: h.grpc.NewListener(h.grpcGate(ctx), creds, h.GRPCReflection, extra...), addr: c.Address, tls: creds != nil}
+	app.grpcListens = append(app.grpcListens, h)
+	return nil
+}
+
+// startGRPCListens opens the dedicated gRPC listeners of this config
+// through Caddy's listener pool (a reload that keeps the address shares
+// the socket, so it never fails with "address in use") and serves them.
+func (a *App) startGRPCListens() error {
+	for _, h := range a.grpcListens {
+		n := h.grpcNative
+		na, err := caddy.ParseNetworkAddress(n.addr)
+		if err != nil {
+			return fmt.Errorf("grpc listen %q: %w", n.addr, err)
 		}
-	}()
-	logger.Info("serving gRPC on a dedicated listener", zap.String("address", ln.Addr().String()), zap.Bool("tls", creds != nil))
+		lnAny, err := na.Listen(a.ctx, 0, net.ListenConfig{})
+		if err != nil {
+			return fmt.Errorf("grpc listen %q: %w", n.addr, err) // OPS-9
+		}
+		ln, ok := lnAny.(net.Listener)
+		if !ok {
+			_ = closeAny(lnAny)
+			return fmt.Errorf("grpc listen %q: not a stream listener", n.addr)
+		}
+		logger := h.logger
+		go func() {
+			if err := n.srv.Serve(ln); err != nil {
+				logger.Error("grpc listen: serving stopped", zap.String("address", n.addr), zap.Error(err))
+			}
+		}()
+		logger.Info("serving gRPC on a dedicated listener", zap.String("address", ln.Addr().String()), zap.Bool("tls", n.tls))
+	}
 	return nil
 }
 

@@ -73,7 +73,7 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.wireWebSocket(app, tc)
 	h.provisionGRPC()
 	h.provisionGRPCJSONRPC(app, tc)
-	if err := h.startGRPCListen(ctx); err != nil {
+	if err := h.provisionGRPCListen(ctx, app); err != nil {
 		return err
 	}
 	if h.RedisRPC != nil {
