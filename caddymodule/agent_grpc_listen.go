@@ -263,3 +263,13 @@ func (h *AgentHandler) grpcListenPort() string {
 	}
 	return port
 }
+
+// grpcListenAddresses are the addresses of this config's dedicated gRPC
+// listeners, locked like the HTTP servers' (OPS-9, listeners.go).
+func (a *App) grpcListenAddresses() []string {
+	out := make([]string, 0, len(a.grpcListens))
+	for _, h := range a.grpcListens {
+		out = append(out, h.grpcNative.addr)
+	}
+	return out
+}

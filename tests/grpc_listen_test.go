@@ -144,6 +144,16 @@ func TestGRPCListen(t *testing.T) {
 	})
 }
 
+// OPS-9: a second gateway asking for the same grpc listen address
+// (which SO_REUSEPORT would let it bind) is refused, naming the address.
+func TestGRPCListenSecondGatewayRefused(t *testing.T) {
+	listen := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
+	block := "grpc {\n\t\tlisten " + listen + "\n\t}"
+	harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname first\n\t}\n\t"+block+"\n}")
+	line := startupFails(t, "run", "", "\t\t"+block)
+	wantAll(t, line, "another gateway already serves "+listen)
+}
+
 // OPS-9: plaintext gRPC is served on loopback only; a non-loopback listen
 // address without tls_cert/tls_key stops the start with an error naming
 // the option.
