@@ -217,6 +217,10 @@ type AgentHandler struct {
 	// and v1alpha) describing lf.a2a.v1.A2AService, so grpcurl can list
 	// and call it without the .proto files. Needs GRPC. Default: off.
 	GRPCReflection bool `json:"grpc_reflection,omitempty"`
+	// GRPCListen also serves the gRPC service on a listener of its own
+	// with grpc-go's native transport (issue 29; see GRPCListenConfig).
+	// Needs GRPC. Default: only on the site.
+	GRPCListen *GRPCListenConfig `json:"grpc_listen,omitempty"`
 	// GRPCJSONRPC serves the seed system's gRPC JSON-RPC envelope service
 	// (iac_code.a2a.transports.proto.A2AJsonRpc, XPORT-6, protocolBinding
 	// grpc-jsonrpc) on this handler, under the same listener rules as
@@ -233,6 +237,7 @@ type AgentHandler struct {
 	grpc    *a2agrpc.Server // nil unless GRPC
 	// grpcJSONRPC is the envelope binding, nil unless GRPCJSONRPC.
 	grpcJSONRPC *grpcjsonrpc.Server
+	grpcNative  *grpcNative // nil without grpc_listen
 	logger      *zap.Logger
 }
 

@@ -15,6 +15,9 @@ func (h *AgentHandler) Cleanup() error {
 	if h.grpc != nil {
 		h.grpc.Close()
 	}
+	if h.grpcNative != nil {
+		h.grpcNative.close() // grpc_listen: as the site's, calls in flight end on their own
+	}
 	if h.grpcJSONRPC != nil {
 		h.grpcJSONRPC.Close()
 	}

@@ -54,6 +54,9 @@ func (h *AgentHandler) validateGRPC() error {
 //
 //	grpc [{
 //		reflection
+//		listen   <host:port>
+//		tls_cert <file>
+//		tls_key  <file>
 //	}]
 func (h *AgentHandler) unmarshalGRPC(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
@@ -67,6 +70,10 @@ func (h *AgentHandler) unmarshalGRPC(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.GRPCReflection = true
+		case "listen", "tls_cert", "tls_key":
+			if err := h.unmarshalGRPCListen(d); err != nil {
+				return err
+			}
 		default:
 			return d.Errf("unknown grpc option %q", d.Val())
 		}

@@ -73,6 +73,9 @@ func (h *AgentHandler) Provision(ctx caddy.Context) error {
 	h.wireWebSocket(app, tc)
 	h.provisionGRPC()
 	h.provisionGRPCJSONRPC(app, tc)
+	if err := h.provisionGRPCListen(ctx, app); err != nil {
+		return err
+	}
 	if h.RedisRPC != nil {
 		return app.addRedisRPC(h.RedisRPC, h) // XPORT-5, started with the app
 	}
@@ -131,6 +134,9 @@ func (h *AgentHandler) Validate() error {
 
 // validateBlocks checks the push, redis_rpc and grpc blocks.
 func (h *AgentHandler) validateBlocks() error {
+	if err := h.validateGRPCListen(); err != nil {
+		return err
+	}
 	if err := h.validateGRPC(); err != nil {
 		return err
 	}

@@ -84,7 +84,8 @@ type App struct {
 
 	// Redis Streams JSON-RPC consumers of this config (redisrpc.go);
 	// Caddy provisions, starts and stops one config from one goroutine.
-	redisRPCs []*redisRPCRun
+	redisRPCs   []*redisRPCRun
+	grpcListens []*AgentHandler // handlers with grpc listen, listening from Start (agent_grpc_listen.go)
 
 	// The multi-agent sites of this config (sites.go, TURN-10): shared
 	// limits counters and the tenant registry of the frame carriers.
@@ -307,6 +308,9 @@ func (a *App) Start() error {
 		return err
 	}
 	if err := a.startPush(); err != nil {
+		return err
+	}
+	if err := a.startGRPCListens(); err != nil {
 		return err
 	}
 	return a.startRedisRPC()

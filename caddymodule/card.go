@@ -119,6 +119,11 @@ type CardHandler struct {
 	// a2a handler (GRPC with its grpc option); when set, it overrides
 	// that. Default: JSONRPC, HTTP+JSON.
 	Bindings []string `json:"bindings,omitempty"`
+	// GRPCPort, when set, advertises the GRPC interface at the base
+	// URL's host with this port. Normally derived from the a2a handler's
+	// grpc listen address; when set, it overrides that. Default: the
+	// site's port.
+	GRPCPort string `json:"grpc_port,omitempty"`
 	// PathPrefix is the path the agent is served under on its site, e.g.
 	// "/planner" for an `agent planner { … }` block (TURN-10): the handler
 	// sees the path with the prefix stripped, and the card's URLs carry it.
@@ -221,6 +226,7 @@ func (h *CardHandler) options(f card.Facts) card.Options {
 		DedupeAlways:      f.DedupeAlways,
 		JWKSPath:          h.JWKSPath,
 		Bindings:          f.Bindings,
+		GRPCPort:          f.GRPCPort,
 		ModTimes:          cardModTimes(),
 		TrustedProxy:      trustedProxy,
 		Interfaces:        append(wsInterface(f.WebSocketPath), redisInterface(f.RedisStreamsURL)...),

@@ -50,7 +50,8 @@ func (h *AgentHandler) cardFacts() card.Facts {
 		f.ThinkingTypes = slices.Clone(*h.ThinkingExposure)
 	}
 	if h.GRPC || h.GRPCJSONRPC {
-		f.Bindings = h.bindings() // XPORT-2, XPORT-6: only when enabled
+		f.Bindings = h.bindings()       // XPORT-2, XPORT-6: only when enabled
+		f.GRPCPort = h.grpcListenPort() // issue 29
 	}
 	if h.DedupeWindow >= 0 { // RPC-18, unless dedupe_window is off
 		f.DedupeWindow = cmp.Or(time.Duration(h.DedupeWindow), agent.DefaultDedupeWindow)
@@ -93,6 +94,7 @@ func (h *CardHandler) explicitFacts() card.Facts {
 		DedupeWindow:      time.Duration(h.DedupeWindow),
 		DedupeAlways:      h.DedupeAlways,
 		Bindings:          h.Bindings,
+		GRPCPort:          h.GRPCPort,
 		WebSocketPath:     h.WebSocketPath,
 		RedisStreamsURL:   h.RedisStreamsURL,
 		PushSign:          h.PushSign,
@@ -105,7 +107,7 @@ func (h *CardHandler) setFacts(f card.Facts) {
 	h.LegacyV03, h.EventLogSize = f.LegacyV03, f.EventLogSize
 	h.DedupeWindow, h.DedupeAlways = caddy.Duration(f.DedupeWindow), f.DedupeAlways
 	h.Bindings, h.WebSocketPath, h.PushSign = f.Bindings, f.WebSocketPath, f.PushSign
-	h.RedisStreamsURL = f.RedisStreamsURL
+	h.RedisStreamsURL, h.GRPCPort = f.RedisStreamsURL, f.GRPCPort
 }
 
 // provisionFor provisions the card of agent handler a (its `card` field):

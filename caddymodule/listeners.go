@@ -76,7 +76,8 @@ func (a *App) releaseListeners() {
 	a.listenKeys = nil
 }
 
-// listenAddresses lists the TCP addresses of the config's HTTP servers,
+// listenAddresses lists the TCP addresses of the config's HTTP servers
+// and dedicated gRPC listeners,
 // placeholders replaced, without duplicates.
 func (a *App) listenAddresses() []listenAddress {
 	v, err := a.ctx.AppIfConfigured("http")
@@ -90,8 +91,13 @@ func (a *App) listenAddresses() []listenAddress {
 	repl := caddy.NewReplacer()
 	seen := map[string]bool{}
 	var out []listenAddress
+	lists := make([][]string, 0, len(httpApp.Servers)+1)
 	for _, srv := range httpApp.Servers {
-		for _, l := range srv.Listen {
+		lists = append(lists, srv.Listen)
+	}
+	lists = append(lists, a.grpcListenAddresses()) // issue 29: SO_REUSEPORT binds those twice too
+	for _, listen := range lists {
+		for _, l := range listen {
 			for _, la := range tcpAddresses(repl.ReplaceKnown(l, "")) {
 				if !seen[la.key] {
 					seen[la.key] = true

@@ -60,7 +60,7 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	}
 	for _, b := range bindings {
 		c.SupportedInterfaces = append(c.SupportedInterfaces, a2a.AgentInterface{
-			URL: interfaceURL(base, b), ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion, Tenant: rt.Tenant,
+			URL: grpcPortURL(interfaceURL(base, b), b, rt.GRPCPort), ProtocolBinding: b, ProtocolVersion: a2a.ProtocolVersion, Tenant: rt.Tenant,
 		})
 	}
 	addInterfaces(c, base, rt)

@@ -170,6 +170,10 @@ type Runtime struct {
 	// Bindings lists the enabled protocol bindings, in preference order.
 	// Default: JSONRPC, HTTP+JSON.
 	Bindings []string
+	// GRPCPort, when set, is the port of the GRPC interface: the gateway's
+	// dedicated gRPC listener (grpc listen, issue 29), advertised with the
+	// base URL's host. Default: the base URL's port.
+	GRPCPort string
 	// Interfaces are interfaces at paths of their own (the WebSocket
 	// binding), advertised after Bindings. Default: none.
 	Interfaces []Interface

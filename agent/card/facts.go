@@ -33,6 +33,9 @@ type Facts struct {
 	// Bindings are the protocol bindings advertised, in preference order
 	// (nil: JSONRPC, HTTP+JSON).
 	Bindings []string
+	// GRPCPort, when set, is the port the GRPC interface is advertised at
+	// (the dedicated gRPC listener, issue 29).
+	GRPCPort string
 	// WebSocketPath, when set, advertises the WebSocket binding at that
 	// path (XPORT-3).
 	WebSocketPath string
@@ -67,6 +70,9 @@ func (f Facts) Or(derived Facts) Facts {
 	f.DedupeAlways = f.DedupeAlways || derived.DedupeAlways
 	if f.Bindings == nil {
 		f.Bindings = derived.Bindings
+	}
+	if f.GRPCPort == "" {
+		f.GRPCPort = derived.GRPCPort
 	}
 	if f.WebSocketPath == "" {
 		f.WebSocketPath = derived.WebSocketPath

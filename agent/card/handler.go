@@ -49,6 +49,8 @@ type Options struct {
 	// Bindings are the protocol bindings advertised in
 	// supportedInterfaces, in preference order. Nil: JSONRPC, HTTP+JSON.
 	Bindings []string
+	// GRPCPort is Runtime.GRPCPort.
+	GRPCPort string
 	// LegacyV03 serves the dual 1.0/0.3 card (RPC-2, legacy_v03).
 	LegacyV03 bool
 	// UpstreamSkills, when set, returns skills to merge into the card
@@ -197,6 +199,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		ThinkingTypes:     h.opts.ThinkingTypes,
 		Interfaces:        h.opts.Interfaces,
 		Bindings:          h.opts.Bindings,
+		GRPCPort:          h.opts.GRPCPort,
 		LegacyV03:         h.opts.LegacyV03,
 		UpstreamSkills:    h.upstreamSkills(),
 		EventLogSize:      h.opts.EventLogSize,

@@ -76,10 +76,10 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 		websocket {
 			max_in_flight 4096
 		}
-		grpc
+		%s
 	}
 }
-`, ports[0], card, benchToken, principals.String())
+`, ports[0], card, benchToken, principals.String(), grpcBlock())
 	fmt.Fprintf(&b, `http://127.0.0.1:%d {
 	a2a {
 %s		auth {
@@ -184,6 +184,7 @@ func (r *runner) run() error {
 		{"send", r.sendMessage},
 		{"send-dedupe-hits", r.sendDedupeHits},
 		{"grpc-send", r.grpcSend},
+		{"grpc-listen-send", r.grpcListenSend}, // grpc_listen.go
 		{"stream", r.streamMessage},
 		{"ws-send", r.wsSendMessage},
 		{"ws-stream", r.wsStreamMessage},

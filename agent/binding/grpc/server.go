@@ -3,8 +3,9 @@
 // official Go SDK publishes (github.com/a2aproject/a2a-go/v2/a2apb/v1).
 //
 // The server is reached through ServeHTTP from an HTTP/2 handler (TLS or
-// h2c) on the same site and port as the other bindings: it has no
-// listener of its own. Every RPC is the service operation of the same
+// h2c) on the same site and port as the other bindings, and optionally
+// also through NewListener, grpc-go's own transport on a listener of its
+// own (issue 29). Every RPC is the service operation of the same
 // name with the same errors, version and extension rules, owner scope and
 // metrics as JSON-RPC; the request metadata a2a-version and a2a-extensions
 // are the A2A-Version and A2A-Extensions headers, and the activated
