@@ -14,14 +14,11 @@ package grpc
 
 import (
 	"context"
-	"math"
 	"net/http"
-	"sync"
 
 	pb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"go.uber.org/zap"
 	grpclib "google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
@@ -31,13 +28,10 @@ import (
 // Server is the gRPC binding of one agent.Handler.
 type Server struct {
 	h      agent.Handler
-	gs     *grpclib.Server
+	b      *Bridge
+	gs     *grpclib.Server // b's
 	tc     httpx.TransportConfig
 	logger *zap.Logger
-
-	mu       sync.Mutex
-	closed   bool
-	inflight sync.WaitGroup
 }
 
 // Option configures a Server built by New.
@@ -67,17 +61,12 @@ func New(h agent.Handler, tc httpx.TransportConfig, logger *zap.Logger, opts ...
 		opt(&o)
 	}
 	tc = tc.WithDefaults()
-	limit := tc.MaxBodyBytes
-	if limit > math.MaxInt32 {
-		limit = math.MaxInt32
-	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
 	s := &Server{h: h, tc: tc, logger: logger}
-	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)),
-		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream),
-		grpclib.UnknownServiceHandler(s.unknownMethod))
+	s.b = NewBridge(tc.MaxBodyBytes, logger, "grpc", grpclib.UnknownServiceHandler(s.unknownMethod))
+	s.gs = s.b.Server()
 	pb.RegisterA2AServiceServer(s.gs, &service{s: s})
 	if o.reflection {
 		reflection.Register(s.gs)
@@ -92,44 +81,12 @@ type callKey struct{}
 // principal ("" when auth is off). The call is built from the request's
 // headers, which are its gRPC metadata, exactly as for JSON-RPC.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, principal string) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		WriteStatus(w, codes.Unavailable, "the server is stopping")
-		return
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	defer s.inflight.Done()
 	call := s.tc.NewCall(r, agent.BindingGRPC, principal, "")
-	ctx := context.WithValue(r.Context(), callKey{}, call)
-	s.gs.ServeHTTP(flushWriter{w}, r.WithContext(ctx))
+	s.b.ServeHTTP(w, r, context.WithValue(r.Context(), callKey{}, call))
 }
 
 // Close refuses new requests (UNAVAILABLE) and releases the gRPC server
 // once the requests in flight have ended; those are not cut short, so a
 // stream outlives a config reload like an SSE stream does. It does not
 // block.
-func (s *Server) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	go func() {
-		s.inflight.Wait()
-		s.gs.Stop()
-	}()
-}
-
-// flushWriter gives the gRPC server the http.Flusher it requires on
-// writers (such as Caddy's) that expose flushing only through
-// http.ResponseController.
-type flushWriter struct{ http.ResponseWriter }
-
-// Flush implements http.Flusher.
-func (w flushWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-// Unwrap returns the wrapped writer, for http.ResponseController.
-func (w flushWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (s *Server) Close() { s.b.Close() }

@@ -33,18 +33,12 @@ package grpcjsonrpc
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"strings"
-	"sync"
 
 	"go.uber.org/zap"
-	grpclib "google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
-	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	a2agrpc "github.com/caddy-a2a/caddy-a2a/agent/binding/grpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/grpcjsonrpc/envelopepb"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
@@ -59,14 +53,9 @@ const servicePrefix = "/" + ServiceName + "/"
 
 // Server is the gRPC JSON-RPC envelope binding of one dispatcher.
 type Server struct {
-	d      *jsonrpc.Dispatcher
-	tc     httpx.TransportConfig
-	gs     *grpclib.Server
-	logger *zap.Logger
-
-	mu       sync.Mutex
-	closed   bool
-	inflight sync.WaitGroup
+	d  *jsonrpc.Dispatcher
+	tc httpx.TransportConfig
+	b  *a2agrpc.Bridge
 }
 
 // Config configures a Server built by New.
@@ -87,21 +76,11 @@ type Config struct {
 // applied.
 func New(d *jsonrpc.Dispatcher, tc httpx.TransportConfig, cfg Config) *Server {
 	tc = tc.WithDefaults()
-	limit := tc.MaxBodyBytes
-	if limit > math.MaxInt32 {
-		limit = math.MaxInt32
-	}
 	if cfg.Tenants != nil {
 		d = d.WithTenants(cfg.Tenants)
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = zap.NewNop()
-	}
-	s := &Server{d: d, tc: tc, logger: logger}
-	s.gs = grpclib.NewServer(grpclib.MaxRecvMsgSize(int(limit)),
-		grpclib.UnaryInterceptor(s.recoverUnary), grpclib.StreamInterceptor(s.recoverStream))
-	envelopepb.RegisterA2AJsonRpcServer(s.gs, &service{s: s})
+	s := &Server{d: d, tc: tc, b: a2agrpc.NewBridge(tc.MaxBodyBytes, cfg.Logger, "grpc-jsonrpc")}
+	envelopepb.RegisterA2AJsonRpcServer(s.b.Server(), &service{s: s})
 	return s
 }
 
@@ -119,62 +98,11 @@ type callKey struct{}
 // are its gRPC metadata, exactly as for JSON-RPC over HTTP. A request to
 // another gRPC service is answered UNIMPLEMENTED.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, principal string) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		a2agrpc.WriteStatus(w, codes.Unavailable, "the server is stopping")
-		return
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	defer s.inflight.Done()
 	call := s.tc.NewCall(r, agent.BindingGRPCJSONRPC, principal, "")
-	ctx := context.WithValue(r.Context(), callKey{}, call)
-	s.gs.ServeHTTP(flushWriter{w}, r.WithContext(ctx))
+	s.b.ServeHTTP(w, r, context.WithValue(r.Context(), callKey{}, call))
 }
 
 // Close refuses new requests (UNAVAILABLE) and releases the gRPC server
 // once the requests in flight have ended; those are not cut short, so a
 // stream outlives a config reload. It does not block.
-func (s *Server) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	s.closed = true
-	go func() {
-		s.inflight.Wait()
-		s.gs.Stop()
-	}()
-}
-
-// recovered turns a panic of a call (which runs outside the HTTP server's
-// recovery) into a sanitised INTERNAL status and one log line.
-func (s *Server) recovered(method string, err *error) {
-	if p := recover(); p != nil {
-		s.logger.Error("a2a grpc-jsonrpc: panic in a call", zap.String("method", method), zap.Any("panic", p))
-		*err = status.Error(codes.Internal, a2a.ErrInternal().Message)
-	}
-}
-
-func (s *Server) recoverUnary(ctx context.Context, req any, info *grpclib.UnaryServerInfo, h grpclib.UnaryHandler) (resp any, err error) {
-	defer s.recovered(info.FullMethod, &err)
-	return h(ctx, req)
-}
-
-func (s *Server) recoverStream(srv any, ss grpclib.ServerStream, info *grpclib.StreamServerInfo, h grpclib.StreamHandler) (err error) {
-	defer s.recovered(info.FullMethod, &err)
-	return h(srv, ss)
-}
-
-// flushWriter gives the gRPC server the http.Flusher it requires on
-// writers (such as Caddy's) that expose flushing only through
-// http.ResponseController.
-type flushWriter struct{ http.ResponseWriter }
-
-// Flush implements http.Flusher.
-func (w flushWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-// Unwrap returns the wrapped writer, for http.ResponseController.
-func (w flushWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (s *Server) Close() { s.b.Close() }
