@@ -92,7 +92,7 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	if rt.AuthEnabled() {
 		addSecurity(c, rt)
 	}
-	addSkillScopes(c, cfg) // AUTH-8: after every scheme is declared
+	addSkillScopes(c, cfg, rt.MTLS && rt.MTLSWithBearer) // AUTH-8: after every scheme is declared
 	if rt.LegacyV03 {
 		v03.AddDual(c)
 	}

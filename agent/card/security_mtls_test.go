@@ -36,6 +36,13 @@ func TestBuildMTLSRequirements(t *testing.T) {
 			}
 		}
 	}
+	// A skill's scope requirements carry the certificate too.
+	cfg := validConfig()
+	cfg.Skills[0].RequiresScopes = []string{"deploy:write"}
+	b, _ := json.Marshal(Build(cfg, Runtime{BaseURL: "http://h:1/", Bearer: true, BearerJWT: true, MTLS: true, MTLSWithBearer: true}))
+	if want := `"securityRequirements":[{"schemes":{"bearerAuth":{"list":["deploy:write"]},"mtlsAuth":{"list":[]}}}]`; !strings.Contains(string(b), want) {
+		t.Errorf("skill lacks %s\n%s", want, b)
+	}
 	if s := (&Security{MTLS: true, MTLSWithBearer: true, Bearer: true}).Schemes(); !s.MTLSWithBearer {
 		t.Errorf("Security.Schemes drops MTLSWithBearer: %+v", s)
 	}
