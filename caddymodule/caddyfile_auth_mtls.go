@@ -13,9 +13,12 @@ import (
 //	mtls {
 //		principal_from san_uri|san_dns|email|cn
 //		principal <name> <identity>
+//		require_with_bearer
 //	}
 //
 // Without principal lines the identity itself is the principal name.
+// require_with_bearer makes the certificate a second factor: requests then
+// need a bearer credential too, whose principal they act as.
 func unmarshalMTLS(d *caddyfile.Dispenser, c *auth.Config) error {
 	if d.NextArg() {
 		return d.ArgErr()
@@ -29,6 +32,11 @@ func unmarshalMTLS(d *caddyfile.Dispenser, c *auth.Config) error {
 		switch opt {
 		case "principal_from":
 			m.PrincipalFrom, err = oneArg(d)
+		case "require_with_bearer":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			m.RequireWithBearer = true
 		case "principal":
 			args := d.RemainingArgs()
 			if len(args) != 2 {

@@ -23,3 +23,21 @@ func TestUnmarshalAuthMTLS(t *testing.T) {
 		}
 	}
 }
+
+// AUTH-9: require_with_bearer in the mtls block sets the AND requirement
+// and reaches the card's security declaration; it takes no argument.
+func TestUnmarshalAuthMTLSRequireWithBearer(t *testing.T) {
+	hs, err := parseBlock(t, "a2a {\ncard {\nname x\n}\nauth {\nno_env\ntoken tok-0123456789abcdef\nmtls {\nrequire_with_bearer\n}\n}\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := hs.auth.Config.MTLS; m == nil || !m.RequireWithBearer {
+		t.Fatalf("mtls %+v", m)
+	}
+	if s := securityOf(hs.auth); s == nil || !s.MTLS || !s.MTLSWithBearer || !s.Bearer {
+		t.Fatalf("security %+v, want mtls with bearer declared", s)
+	}
+	if _, err := parseBlock(t, "a2a {\ncard {\nname x\n}\nauth {\nmtls {\nrequire_with_bearer yes\n}\n}\n}"); err == nil {
+		t.Error("require_with_bearer with an argument accepted")
+	}
+}

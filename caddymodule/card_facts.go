@@ -69,10 +69,11 @@ func securityOf(a *AuthHandler) *card.Security {
 	s := a.Config.Schemes(nil)
 	sec := &card.Security{
 		Bearer: s.Bearer, Basic: s.Basic, APIKey: s.APIKey,
-		APIKeyHeader: a.APIKeyHeader,
-		JWT:          s.JWT,
-		MTLS:         s.MTLS, // AUTH-9
-		FromEnv:      !a.NoEnv,
+		APIKeyHeader:   a.APIKeyHeader,
+		JWT:            s.JWT,
+		MTLS:           s.MTLS, // AUTH-9
+		MTLSWithBearer: s.MTLSWithBearer,
+		FromEnv:        !a.NoEnv,
 	}
 	if a.JWT != nil { // AUTH-7: the identity provider of the bearer JWTs
 		sec.OpenIDConnectURL, sec.OAuth2 = a.JWT.OpenIDConnectURL(), a.JWT.OIDC.OAuth2

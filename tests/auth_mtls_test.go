@@ -235,4 +235,13 @@ func TestMTLSPrincipals(t *testing.T) {
 	if _, err := wsList(stranger); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("an unmapped identity over WebSocket: %v, want 401", err)
 	}
+
+	// Issue 30 done-when: card validate --probe passes, presenting the
+	// client certificate (--cert/--key) and trusting the site's CA.
+	certFile, keyFile := writeClientPEM(t, dir, svc)
+	out, err := harness.Run(t, gw.Dir, "a2a", "card", "validate", "--probe", base, "--cert", certFile, "--key", keyFile,
+		"--cacert", filepath.Join(gw.Dir, "storage", "pki", "authorities", "local", "root.crt"))
+	if err != nil || !strings.Contains(out, "ok: no errors") {
+		t.Errorf("card validate --probe with --cert: %v\n%s", err, out)
+	}
 }

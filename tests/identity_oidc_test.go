@@ -108,6 +108,12 @@ func TestIdentityOIDCGateway(t *testing.T) {
 		if err != nil || strings.Contains(out, "error ") {
 			t.Errorf("card validate: %v\n%s", err, out)
 		}
+		// Issue 30 done-when: --probe passes too, with a provider token.
+		tok := p.Token(t, oidcAgent.ID, oidcAgent.Secret, "a2a.write")
+		out, err = harness.Run(t, gw.Dir, "a2a", "card", "validate", "--probe", gw.URL, "-H", "Authorization: Bearer "+tok)
+		if err != nil || !strings.Contains(out, "ok: no errors") {
+			t.Errorf("card validate --probe: %v\n%s", err, out)
+		}
 	})
 
 	t.Run("GoSDKWithProviderToken", func(t *testing.T) {

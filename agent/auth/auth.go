@@ -59,7 +59,12 @@ func New(cfg Config, opts Options) (*Authenticator, []string, error) {
 		return nil, warns, err
 	}
 	a.schemes = Schemes{Bearer: len(a.tokens) > 0 || a.jwt != nil, Basic: len(a.users) > 0, APIKey: len(a.keys) > 0, APIKeyHeader: a.header, JWT: a.jwt != nil,
-		MTLS: a.mtls != nil}
+		MTLS: a.mtls != nil, MTLSWithBearer: a.mtls != nil && a.mtls.withBearer}
+	if a.mtls != nil && a.mtls.withBearer {
+		if err := a.checkBearerPair(); err != nil {
+			return nil, warns, err
+		}
+	}
 	return a, warns, nil
 }
 

@@ -58,6 +58,9 @@ func (r Result) ClaimValues(name string) []string { return r.Claims[name] }
 // stream) that was opened with the credential must end its access at
 // Result.Expires.
 func (a *Authenticator) Check(r *http.Request) (Result, bool) {
+	if a.mtls != nil && a.mtls.withBearer {
+		return a.checkMTLSAndBearer(r) // AUTH-9: certificate AND bearer
+	}
 	if res, ok := a.check(r); ok {
 		return res, true
 	}

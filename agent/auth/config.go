@@ -97,6 +97,9 @@ type Schemes struct {
 	JWT bool
 	// MTLS is true when verified client certificates are accepted (AUTH-9).
 	MTLS bool
+	// MTLSWithBearer is true when a request needs both a verified client
+	// certificate and a bearer credential (mtls require_with_bearer).
+	MTLSWithBearer bool
 }
 
 // Any reports whether any scheme is enabled.
@@ -150,6 +153,7 @@ func (c Config) Schemes(getenv func(string) string) Schemes {
 	}
 	s.JWT = c.JWT != nil
 	s.MTLS = c.MTLS != nil
+	s.MTLSWithBearer = c.MTLS != nil && c.MTLS.RequireWithBearer
 	s.Bearer = c.Token != "" || s.JWT
 	s.Basic = c.Basic != nil
 	s.APIKey = c.APIKey != ""

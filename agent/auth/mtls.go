@@ -40,6 +40,14 @@ type MTLS struct {
 	// the principal name (unless it names a principal configured with
 	// another credential, which is refused).
 	Principals []MTLSPrincipal `json:"principals,omitempty"`
+	// RequireWithBearer makes the certificate a second factor instead of a
+	// credential of its own (AUTH-9, the AND requirement): every request
+	// needs both a verified client certificate these rules accept AND a
+	// valid bearer credential (a static token or a JWT). The principal is
+	// the bearer's — the token says who is calling (and carries the scopes
+	// and claims limits select on); the certificate says from which
+	// workload. Basic and API key credentials cannot be combined with it.
+	RequireWithBearer bool `json:"require_with_bearer,omitempty"`
 }
 
 // MTLSPrincipal maps one certificate identity to a principal name.
@@ -53,8 +61,9 @@ type MTLSPrincipal struct {
 
 // mtlsMapper is a validated MTLS.
 type mtlsMapper struct {
-	from  string
-	names map[string]string // identity → principal; nil: the identity is the name
+	from       string
+	names      map[string]string // identity → principal; nil: the identity is the name
+	withBearer bool              // RequireWithBearer
 }
 
 // newMTLSMapper validates m.
@@ -66,7 +75,7 @@ func newMTLSMapper(m *MTLS) (*mtlsMapper, error) {
 	if !slices.Contains([]string{MTLSFromSANURI, MTLSFromSANDNS, MTLSFromEmail, MTLSFromCN}, from) {
 		return nil, fmt.Errorf("mtls: principal_from must be san_uri, san_dns, email or cn, not %q", from)
 	}
-	mm := &mtlsMapper{from: from}
+	mm := &mtlsMapper{from: from, withBearer: m.RequireWithBearer}
 	for i, p := range m.Principals {
 		if p.Name == "" || p.Identity == "" {
 			return nil, fmt.Errorf("mtls: principal %d needs a name and an identity", i)

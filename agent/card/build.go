@@ -92,7 +92,7 @@ func Build(cfg *Config, rt Runtime) *a2a.AgentCard {
 	if rt.AuthEnabled() {
 		addSecurity(c, rt)
 	}
-	addSkillScopes(c, cfg) // AUTH-8: after every scheme is declared
+	addSkillScopes(c, cfg, rt.MTLS && rt.MTLSWithBearer) // AUTH-8: after every scheme is declared
 	if rt.LegacyV03 {
 		v03.AddDual(c)
 	}
@@ -202,9 +202,18 @@ func addSecurity(c *a2a.AgentCard, rt Runtime) {
 	if rt.MTLS {
 		// AUTH-9: {"mtlsSecurityScheme": {"description": …}}.
 		c.SecuritySchemes[SchemeMTLS] = a2a.SecurityScheme{MTLS: json.RawMessage(`{"description":"A client certificate verified by the site's TLS server."}`)}
-		addReq(SchemeMTLS)
+		if !rt.MTLSWithBearer {
+			addReq(SchemeMTLS)
+		}
 	}
 	addIdentitySchemes(c, rt, addReq)
+	if rt.MTLS && rt.MTLSWithBearer {
+		// AUTH-9 AND: every alternative (all bearer-type under
+		// require_with_bearer) also needs the client certificate.
+		for _, req := range c.SecurityRequirements {
+			req.Schemes[SchemeMTLS] = a2a.StringList{List: []string{}}
+		}
+	}
 }
 
 // interfaceURL is the URL of binding b served at base: base itself for

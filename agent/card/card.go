@@ -185,6 +185,10 @@ type Runtime struct {
 	BearerJWT bool
 	// MTLS declares the mutual TLS scheme (AUTH-9).
 	MTLS bool
+	// MTLSWithBearer requires the mutual TLS scheme together with each
+	// bearer-type scheme (one securityRequirements entry naming both, an
+	// AND) instead of as an alternative (mtls require_with_bearer).
+	MTLSWithBearer bool
 	// OpenIDConnectURL and OAuth2 declare the identity provider of the
 	// bearer JWTs (AUTH-7; see Security).
 	OpenIDConnectURL string

@@ -193,6 +193,7 @@ func (h *Handler) Runtime(r *http.Request) Runtime {
 		APIKeyHeader:      h.schemes.APIKeyHeader,
 		BearerJWT:         h.schemes.JWT,
 		MTLS:              h.schemes.MTLS,
+		MTLSWithBearer:    h.schemes.MTLSWithBearer,
 		OpenIDConnectURL:  h.opts.Security.openIDConnectURL(),
 		OAuth2:            h.opts.Security.oauth2(),
 		PushNotifications: h.opts.PushNotifications,

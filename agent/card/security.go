@@ -23,6 +23,10 @@ type Security struct {
 	// MTLS advertises mtlsAuth (mtlsSecurityScheme, AUTH-9): a client
 	// certificate the site's TLS server verifies.
 	MTLS bool `json:"mtls,omitempty"`
+	// MTLSWithBearer requires mtlsAuth together with the bearer schemes
+	// (one requirement naming both) instead of as an alternative (AUTH-9,
+	// mtls require_with_bearer).
+	MTLSWithBearer bool `json:"mtls_with_bearer,omitempty"`
 	// OpenIDConnectURL, when set, declares the openIdConnect scheme: the
 	// discovery URL of the issuer of the bearer JWTs (AUTH-7, oidc_issuer).
 	OpenIDConnectURL string `json:"openid_connect_url,omitempty"`
@@ -51,5 +55,6 @@ func (s *Security) Schemes() auth.Schemes {
 	env.JWT = s.JWT
 	env.Bearer = env.Bearer || s.JWT
 	env.MTLS = s.MTLS
+	env.MTLSWithBearer = s.MTLS && s.MTLSWithBearer
 	return env
 }

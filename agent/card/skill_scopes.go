@@ -47,8 +47,10 @@ func scopeSchemes(c *a2a.AgentCard) []string {
 // carries scopes, each naming every required scope (any one scheme
 // suffices; A2A 1.0 SecurityRequirement). A card without such a scheme
 // gets none (no scheme could satisfy them; the gateway refuses such a
-// skill's messages to every caller).
-func addSkillScopes(c *a2a.AgentCard, cfg *Config) {
+// skill's messages to every caller). With withMTLS (mtls
+// require_with_bearer, AUTH-9) each requirement also names mtlsAuth, as
+// the card's own do.
+func addSkillScopes(c *a2a.AgentCard, cfg *Config, withMTLS bool) {
 	scopes := cfg.SkillScopes()
 	if len(scopes) == 0 {
 		return
@@ -61,7 +63,11 @@ func addSkillScopes(c *a2a.AgentCard, cfg *Config) {
 		}
 		var reqs []a2a.SecurityRequirement
 		for _, name := range schemes {
-			reqs = append(reqs, a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{name: {List: slices.Clone(req)}}})
+			r := a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{name: {List: slices.Clone(req)}}}
+			if withMTLS {
+				r.Schemes[SchemeMTLS] = a2a.StringList{List: []string{}}
+			}
+			reqs = append(reqs, r)
 		}
 		c.Skills[i].SecurityRequirements = reqs
 	}

@@ -42,6 +42,7 @@ Output: one line per finding "severity pointer: message — fix: …", or --json
 Exit codes: 0 no errors, 1 errors found, 2 usage error.`,
 		Example: `  caddy a2a card validate agent-card.json
   caddy a2a card validate https://agent.example.com --probe -H 'Authorization: Bearer …'
+  caddy a2a card validate https://agent.example.com --probe --cert client.pem --key client.key
   caddy a2a card validate card.json --hs256-env k1=CARD_SECRET --json`,
 		RunE: runE(runCardValidate),
 	}
@@ -51,6 +52,7 @@ Exit codes: 0 no errors, 1 errors found, 2 usage error.`,
 	vf.Bool("json", false, "print the findings as a JSON array")
 	vf.Bool("production", false, "treat non-HTTPS URLs as errors")
 	addHeaderFlag(val, "request header 'Name: value' for fetching and probing (repeatable; credentials enable the extended card probe)")
+	addClientTLSFlags(val) // AUTH-9: agents behind mutual TLS
 	return val
 }
 
@@ -144,8 +146,12 @@ func runCardValidate(cmd *cobra.Command, args []string) error {
 	if _, err := trustFromFlags(cmd, timeout); err != nil {
 		return err // flag errors before any network use
 	}
+	hc, err := clientFromTLSFlags(cmd, timeout)
+	if err != nil {
+		return err
+	}
 	ctx := commandContext(cmd)
-	fo := validate.FetchOptions{Timeout: timeout, Header: header}
+	fo := validate.FetchOptions{Timeout: timeout, Header: header, Client: hc}
 	raw, err := loadCardArg(ctx, args[0], fo)
 	if err != nil {
 		return err

@@ -114,6 +114,9 @@ func TestUsageErrorsOneConvention(t *testing.T) {
 		{[]string{"card", "init", "extra"}, "usage: caddy a2a card init"},
 		{[]string{"card", "validate"}, "usage: caddy a2a card validate"},
 		{[]string{"card", "validate", "--probe", "card.json"}, "--probe needs a URL"},
+		{[]string{"card", "validate", "--cert", "c.pem", "http://127.0.0.1:1"}, "--cert and --key go together"},
+		{[]string{"card", "validate", "--cert", "/nonexistent/c.pem", "--key", "/nonexistent/c.key", "http://127.0.0.1:1"}, "--cert/--key: not a PEM certificate"},
+		{[]string{"card", "validate", "--cacert", "/nonexistent/ca.pem", "http://127.0.0.1:1"}, "--cacert: cannot read the file"},
 		{[]string{"task", "list", "--status", "bogus", "http://127.0.0.1:1"}, `--status "bogus"`},
 	} {
 		wantUsage(t, c.args, c.want)
