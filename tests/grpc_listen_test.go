@@ -28,6 +28,7 @@ func TestGRPCListen(t *testing.T) {
 			interopSlowEcho + "\n\tgrpc_jsonrpc\n\tgrpc {\n\t\tlisten " + listen + "\n\t}\n}"
 	}
 	gw := harness.StartGatewayWith(t, site("listen-a"), harness.Options{Admin: true})
+	harness.WaitListening(t, listen)
 	client := grpcRawClient(t, listen)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

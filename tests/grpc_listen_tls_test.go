@@ -49,6 +49,7 @@ func TestGRPCListenTLS(t *testing.T) {
 	listen := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
 	harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname tls-listen\n\t}\n\tauth {\n\t\tbearer "+grpcTestToken+"\n\t\tno_env\n\t}\n\tgrpc {\n\t\tlisten "+listen+
 		"\n\t\ttls_cert "+certPath+"\n\t\ttls_key "+keyPath+"\n\t}\n}")
+	harness.WaitListening(t, listen)
 
 	cert, _ := x509.ParseCertificate(der)
 	roots := x509.NewCertPool()

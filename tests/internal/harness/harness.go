@@ -94,6 +94,26 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// WaitListening waits until addr (host:port) accepts TCP connections: a
+// listener another app of the gateway opens at its own start (the a2a
+// app's dedicated gRPC listener) may come up after the HTTP server the
+// health check reached. It fails the test after 20 seconds.
+func WaitListening(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never accepted a connection: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // SyncBuffer is a goroutine-safe output buffer (a process's stdout and
 // stderr, read while it runs). The zero value is empty and ready.
 type SyncBuffer struct {
