@@ -23,22 +23,28 @@ func (r *runner) grpcSend() []result {
 	}
 	defer conn.Close()
 	client := pb.NewA2AServiceClient(conn)
-	md := metadata.Pairs("authorization", "Bearer "+benchToken, "a2a-version", "1.0")
 	res := r.drive("SendMessage over gRPC (one connection)", r.concurrency, r.duration, func(_ *http.Client, _, _ int) (string, error) {
-		// A fresh messageId per send: a resent one starts no turn (RPC-18).
-		req := &pb.SendMessageRequest{Message: &pb.Message{MessageId: fmt.Sprintf("g-%d", msgSeq.Add(1)), Role: pb.Role_ROLE_USER,
-			Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "Create a VPC with two vSwitches."}}}}}
-		ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(context.Background(), md), 60*time.Second)
-		defer cancel()
-		resp, err := client.SendMessage(ctx, req)
-		if err != nil {
-			return "", err
-		}
-		if resp.GetTask().GetStatus().GetState() != pb.TaskState_TASK_STATE_INPUT_REQUIRED {
-			return "", fmt.Errorf("unexpected state %v", resp.GetTask().GetStatus().GetState())
-		}
-		return resp.GetTask().GetId(), nil
+		return grpcSendOnce(client, "g-")
 	})
 	res.ratioTo = []string{"SendMessage (echo, durable store, auth)", "baseline: Caddy respond"}
 	return []result{res}
+}
+
+// grpcSendOnce sends one SendMessage with a fresh messageId (a resent one
+// starts no turn, RPC-18) and returns the task id of its INPUT_REQUIRED
+// answer.
+func grpcSendOnce(client pb.A2AServiceClient, idPrefix string) (string, error) {
+	md := metadata.Pairs("authorization", "Bearer "+benchToken, "a2a-version", "1.0")
+	req := &pb.SendMessageRequest{Message: &pb.Message{MessageId: fmt.Sprintf("%s%d", idPrefix, msgSeq.Add(1)), Role: pb.Role_ROLE_USER,
+		Parts: []*pb.Part{{Content: &pb.Part_Text{Text: "Create a VPC with two vSwitches."}}}}}
+	ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(context.Background(), md), 60*time.Second)
+	defer cancel()
+	resp, err := client.SendMessage(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if resp.GetTask().GetStatus().GetState() != pb.TaskState_TASK_STATE_INPUT_REQUIRED {
+		return "", fmt.Errorf("unexpected state %v", resp.GetTask().GetStatus().GetState())
+	}
+	return resp.GetTask().GetId(), nil
 }

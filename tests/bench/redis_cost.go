@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,43 +48,14 @@ func (r *runner) redisCost() []result {
 	fail := func(err error) []result {
 		return []result{{name: "Redis cost per turn", extra: "error: " + err.Error()}}
 	}
-	dir, err := os.MkdirTemp("", "a2a-bench-rcost-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(dir)
-	stopRedis, addr, err := startRedis(dir)
-	if err != nil {
-		return fail(err)
-	}
-	defer stopRedis()
-	port, err := freePort()
-	if err != nil {
-		return fail(err)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cfg := redisGlobalOptions(filepath.Join(dir, "data"), addr, "bench:") + fmt.Sprintf(`http://127.0.0.1:%d {
-	a2a {
-		card {
-			name bench-agent
-		}
-		auth {
-			bearer %s
-			no_env
-		}
-		backend echo
-		max_concurrent_turns 20000
-		push {
+	rg, err := r.startRedisGateway("a2a-bench-rcost-", `		push {
 			allow_private_networks 127.0.0.0/8
-		}
-	}
-}
-`, port, benchToken)
-	g, err := startGateway(r.bin, dir, cfg, url+"/health")
+		}`)
 	if err != nil {
 		return fail(err)
 	}
-	defer g.stop()
+	defer rg.stop()
+	url, addr := rg.url, rg.addr
 	rc := redis.NewClient(&redis.Options{Addr: addr})
 	defer rc.Close()
 	ctx := context.Background()

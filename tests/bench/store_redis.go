@@ -15,40 +15,12 @@ const sendRedisName = "SendMessage (echo, store redis, auth)"
 // redis-server, so the ratio to the SQLite run is from the same run.
 func (r *runner) sendMessageRedis() []result {
 	fail := func(err error) []result { return []result{{name: sendRedisName, extra: "error: " + err.Error()}} }
-	dir, err := os.MkdirTemp("", "a2a-bench-redis-")
+	rg, err := r.startRedisGateway("a2a-bench-redis-", "")
 	if err != nil {
 		return fail(err)
 	}
-	defer os.RemoveAll(dir)
-	stopRedis, addr, err := startRedis(dir)
-	if err != nil {
-		return fail(err)
-	}
-	defer stopRedis()
-	port, err := freePort()
-	if err != nil {
-		return fail(err)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	cfg := redisGlobalOptions(filepath.Join(dir, "data"), addr, "bench:") + fmt.Sprintf(`http://127.0.0.1:%d {
-	a2a {
-		card {
-			name bench-agent
-		}
-		auth {
-			bearer %s
-			no_env
-		}
-		backend echo
-		max_concurrent_turns 20000
-	}
-}
-`, port, benchToken)
-	g, err := startGateway(r.bin, dir, cfg, url+"/health")
-	if err != nil {
-		return fail(err)
-	}
-	defer g.stop()
+	defer rg.stop()
+	url, addr, g := rg.url, rg.addr, rg.g
 	procs := []proc{procOf("gateway", g.cmd.Process.Pid), {name: "redis", pid: redisPid(addr)}}
 	res := metered(procs, func() result {
 		return drive(sendRedisName, r.concurrency, r.duration, func(c *http.Client, _, _ int) (string, error) {
@@ -77,4 +49,63 @@ func redisGlobalOptions(dataDir, addr, prefix string) string {
 	}
 }
 `, dataDir, addr, prefix)
+}
+
+// redisGateway is a bench gateway with `store redis` on a throwaway
+// redis-server of its own.
+type redisGateway struct {
+	url  string   // the gateway's base URL
+	addr string   // the redis-server's host:port
+	g    *gateway // the gateway process
+	stop func()   // stops both and removes their directory
+}
+
+// startRedisGateway starts a redis-server and a gateway storing in it, one
+// site with bearer auth, the echo backend and extra (more a2a options,
+// "" for none). dirPrefix names the temporary directory.
+func (r *runner) startRedisGateway(dirPrefix, extra string) (*redisGateway, error) {
+	dir, err := os.MkdirTemp("", dirPrefix)
+	if err != nil {
+		return nil, err
+	}
+	stops := []func(){func() { _ = os.RemoveAll(dir) }}
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	stopRedis, addr, err := startRedis(dir)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	stops = append(stops, stopRedis)
+	port, err := freePort()
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cfg := redisGlobalOptions(filepath.Join(dir, "data"), addr, "bench:") + fmt.Sprintf(`http://127.0.0.1:%d {
+	a2a {
+		card {
+			name bench-agent
+		}
+		auth {
+			bearer %s
+			no_env
+		}
+		backend echo
+		max_concurrent_turns 20000
+%s
+	}
+}
+`, port, benchToken, extra)
+	g, err := startGateway(r.bin, dir, cfg, url+"/health")
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	stops = append(stops, g.stop)
+	return &redisGateway{url: url, addr: addr, g: g, stop: stop}, nil
 }
