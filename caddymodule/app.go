@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -86,6 +87,10 @@ type App struct {
 	// Caddy provisions, starts and stops one config from one goroutine.
 	redisRPCs   []*redisRPCRun
 	grpcListens []*AgentHandler // handlers with grpc listen, listening from Start (agent_grpc_listen.go)
+	// grpcListening is set once Start has opened every grpc listen
+	// listener (readiness: "starting" before); a pointer, as App is
+	// copied by value before provisioning.
+	grpcListening *atomic.Bool
 
 	// The multi-agent sites of this config (sites.go, TURN-10): shared
 	// limits counters and the tenant registry of the frame carriers.
@@ -163,6 +168,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.ctx = ctx
 	a.site = &siteState{}
 	a.ready = &readyState{}
+	a.grpcListening = new(atomic.Bool)
 	if a.DataDir == "" {
 		a.DataDir = "./data"
 	}
@@ -312,6 +318,9 @@ func (a *App) Start() error {
 	}
 	if err := a.startGRPCListens(); err != nil {
 		return err
+	}
+	if a.grpcListening != nil {
+		a.grpcListening.Store(true)
 	}
 	return a.startRedisRPC()
 }

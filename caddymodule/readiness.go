@@ -25,7 +25,8 @@ func (a *App) probe(ctx context.Context) readiness.Result {
 
 // readyChecks lists what readiness checks: the store (SQLite's writer or
 // Redis PING, "starting" before App.Start opened it), the redis-streams
-// push queues, and the instance lease of `store redis`.
+// push queues, the dedicated gRPC listeners, and the instance lease of
+// `store redis`.
 func (a *App) readyChecks() []readiness.Check {
 	st := a.shared.store
 	kind := "sqlite"
@@ -48,6 +49,9 @@ func (a *App) readyChecks() []readiness.Check {
 			return errors.Join(errs...)
 		}})
 	}
+	if c, ok := a.grpcListenCheck(); ok {
+		checks = append(checks, c)
+	}
 	if a.shared.redis != nil {
 		checks = append(checks, readiness.Check{Name: "instance_lease", Run: func(context.Context) error {
 			if err := st.Err(); err != nil {
@@ -60,6 +64,23 @@ func (a *App) readyChecks() []readiness.Check {
 		}})
 	}
 	return checks
+}
+
+// grpcListenCheck is the readiness check of the config's dedicated gRPC
+// listeners (`grpc { listen }`): "starting" until App.Start has opened
+// them — the HTTP server that answers the probe may be up before. ok is
+// false when the config has none.
+func (a *App) grpcListenCheck() (readiness.Check, bool) {
+	if len(a.grpcListens) == 0 {
+		return readiness.Check{}, false
+	}
+	started := a.grpcListening
+	return readiness.Check{Name: "grpc_listen", Run: func(context.Context) error {
+		if started == nil || !started.Load() {
+			return readiness.ErrStarting
+		}
+		return nil
+	}}, true
 }
 
 // nothingToCheck is the readiness answer of a health handler in a config

@@ -39,6 +39,7 @@ func TestProbeBodies(t *testing.T) {
 func TestReason(t *testing.T) {
 	for err, want := range map[error]string{
 		store.ErrNotOpen:                            Starting,
+		ErrStarting:                                 Starting,
 		fmt.Errorf("x: %w", store.ErrClosed):        "closed",
 		store.ErrWriterStopped:                      "the writer stopped",
 		context.DeadlineExceeded:                    "no answer in time",
