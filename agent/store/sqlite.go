@@ -12,8 +12,10 @@ import (
 
 // The durability levels SQLiteOptions.Durability accepts.
 const (
-	// DurabilityFull syncs the write-ahead log on every commit
-	// (PRAGMA synchronous=FULL): a write that returned survives power loss.
+	// DurabilityFull syncs the write-ahead log after every commit, before
+	// any write of it returns: a write that returned survives power loss.
+	// The sync runs off the writer goroutine, overlapping the next batch
+	// (pipelined group commit, writer_sync.go).
 	DurabilityFull = "full"
 	// DurabilityNormal syncs only at checkpoints (PRAGMA synchronous=NORMAL):
 	// a write that returned survives a process crash, but the last commits
@@ -56,6 +58,10 @@ type SQLiteOptions struct {
 	// maxBatch caps how many queued writes share one transaction; zero
 	// means defaultMaxBatch. 1 disables group commit (benchmark baseline).
 	maxBatch int
+	// serialSync makes durability full sync inside SQLite's COMMIT
+	// (synchronous=FULL) instead of through the pipelined WAL syncer
+	// (writer_sync.go): the baseline of tests and benchmarks.
+	serialSync bool
 }
 
 // SQLite is the embedded Store: one SQLite database in WAL mode, written by a

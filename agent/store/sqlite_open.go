@@ -68,13 +68,20 @@ func openSQLite(path string, opts SQLiteOptions) (_ *SQLite, err error) {
 		return nil, fmt.Errorf("opening checkpoint connection: %w", err)
 	}
 
+	if cfg.pipelined {
+		s.w.sync = newWALSync(abs)
+	}
 	go s.w.run(s.quit, s.stopped)
 	return s, nil
 }
 
 // sqliteConfig is SQLiteOptions validated, with the defaults applied.
 type sqliteConfig struct {
-	syncMode  string // the PRAGMA synchronous value, FULL or NORMAL
+	syncMode string // the PRAGMA synchronous value, FULL or NORMAL
+	// pipelined: durability full through the writer's WAL syncer
+	// (writer_sync.go): the write connection runs synchronous=NORMAL and
+	// a batch is answered after an fsync of the WAL done off the writer.
+	pipelined bool
 	busyMS    string // the busy timeout in milliseconds
 	readConns int
 	maxBatch  int
@@ -90,6 +97,7 @@ func (opts SQLiteOptions) resolve() (sqliteConfig, error) {
 	if durability == DurabilityNormal {
 		syncMode = "NORMAL"
 	}
+	pipelined := durability == DurabilityFull && !opts.serialSync
 	busy := opts.BusyTimeout
 	if busy < 0 {
 		return sqliteConfig{}, fmt.Errorf("negative busy timeout %v", busy)
@@ -110,6 +118,7 @@ func (opts SQLiteOptions) resolve() (sqliteConfig, error) {
 	}
 	return sqliteConfig{
 		syncMode:  syncMode,
+		pipelined: pipelined,
 		busyMS:    strconv.FormatInt(busy.Milliseconds(), 10),
 		readConns: readConns,
 		maxBatch:  maxBatch,
@@ -142,7 +151,13 @@ func createDBFile(path string) (string, error) {
 // WAL mode, brings the schema up to date and prepares the writer.
 func (s *SQLite) openWriter(ctx context.Context, base string, cfg sqliteConfig) error {
 	var err error
-	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+cfg.busyMS+")&_pragma=synchronous("+cfg.syncMode+")&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")
+	// With the WAL syncer, COMMIT only writes the frames (NORMAL); the
+	// syncer makes them durable before anyone is answered.
+	wsync := cfg.syncMode
+	if cfg.pipelined {
+		wsync = "NORMAL"
+	}
+	s.wdb, err = sql.Open("sqlite", base+"?_pragma=busy_timeout("+cfg.busyMS+")&_pragma=synchronous("+wsync+")&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")
 	if err != nil {
 		return fmt.Errorf("opening write connection: %w", err)
 	}

@@ -990,8 +990,21 @@ func TestDurabilityOption(t *testing.T) {
 	if _, err := OpenSQLite("", SQLiteOptions{}); err == nil {
 		t.Fatal("empty path accepted")
 	}
-	for durability, want := range map[string]int{"": 2, "normal": 1} {
-		s := openTest(t, filepath.Join(dir, "d"+durability+".db"), SQLiteOptions{Durability: durability, BusyTimeout: 1500 * time.Millisecond})
+	// Durability full syncs through the pipelined WAL syncer (the write
+	// connection itself runs NORMAL), or inside COMMIT (FULL) when
+	// serialSync asks for the baseline; normal never syncs a commit.
+	for _, tc := range []struct {
+		durability string
+		serial     bool
+		want       int
+		syncer     bool
+	}{{"", false, 1, true}, {"full", true, 2, false}, {"normal", false, 1, false}} {
+		durability := tc.durability
+		s := openTest(t, filepath.Join(dir, fmt.Sprintf("d%s%v.db", durability, tc.serial)), SQLiteOptions{Durability: durability, BusyTimeout: 1500 * time.Millisecond, serialSync: tc.serial})
+		if (s.w.sync != nil) != tc.syncer {
+			t.Fatalf("durability %q serial %v: WAL syncer %v, want %v", durability, tc.serial, s.w.sync != nil, tc.syncer)
+		}
+		want := tc.want
 		var sync, busy int
 		var mode string
 		c := s.w.conn

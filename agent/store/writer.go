@@ -112,6 +112,11 @@ type writer struct {
 
 	pending map[string]int // coalesce's scratch map, task id -> batch index
 
+	// sync, when set (durability full), syncs the WAL after each commit
+	// off this goroutine and answers the batch then (writer_sync.go);
+	// nil: SQLite syncs in COMMIT (or not at all) and the writer answers.
+	sync *walSync
+
 	// Counters for tests and benchmarks.
 	nBatches   atomic.Int64 // transactions committed or attempted for a batch
 	nRequests  atomic.Int64 // requests in those batches
@@ -195,6 +200,9 @@ func (w *writer) close() error {
 // every request it can still take without waiting.
 func (w *writer) run(quit <-chan struct{}, stopped chan<- struct{}) {
 	defer close(stopped)
+	if w.sync != nil {
+		defer w.sync.stop() // every committed batch synced and answered first
+	}
 	batch := make([]*writeReq, 0, w.maxBatch)
 	for {
 		select {
@@ -230,18 +238,15 @@ func (w *writer) fill(b []*writeReq) []*writeReq {
 	return b
 }
 
-// process runs a batch in one transaction and answers every request. If the
-// transaction fails, each request is retried in a transaction of its own, so
-// one bad write does not fail the others.
+// process runs a batch in one transaction and answers every request (with
+// a WAL syncer: hands the committed batch to it, which answers after the
+// fsync). If the transaction fails, each request is retried in a
+// transaction of its own, so one bad write does not fail the others.
 func (w *writer) process(batch []*writeReq) {
 	live := batch[:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
-			after := r.after
-			r.done <- writeResult{err: err}
-			if after != nil {
-				after(err)
-			}
+			answer(r, writeResult{err: err})
 			continue
 		}
 		live = append(live, r)
@@ -250,52 +255,98 @@ func (w *writer) process(batch []*writeReq) {
 	if len(live) == 0 {
 		return
 	}
+	if w.sync != nil {
+		if err := w.sync.err(); err != nil {
+			// The WAL could not be synced: nothing more is committed.
+			for _, r := range live {
+				answer(r, writeResult{err: err})
+			}
+			return
+		}
+	}
+	live, err := w.runTx(live, w.results, w.sync != nil)
 	out := w.results[:len(live)]
 	w.nBatches.Add(1)
 	w.nRequests.Add(int64(len(live)))
-	if err := w.runTx(live, out); err != nil {
+	if err != nil {
 		if len(live) == 1 {
 			out[0] = writeResult{err: err}
 		} else {
 			w.nRetries.Add(1)
 			for i := range live {
-				if err := w.runTx(live[i:i+1], out[i:i+1]); err != nil {
+				if _, err := w.runTx(live[i:i+1], out[i:i+1], false); err != nil {
 					out[i] = writeResult{err: err}
 				}
 			}
 		}
 	}
-	for i, r := range live {
-		after, err := r.after, out[i].err
-		r.done <- out[i]
-		out[i] = writeResult{}
-		if after != nil {
-			after(err)
+	if w.sync != nil {
+		w.sync.hand(live, out) // answered once the WAL is synced
+	} else {
+		for i, r := range live {
+			answer(r, out[i])
 		}
 	}
+	clear(out)
 }
 
-// runTx applies reqs in one transaction, storing each result in out, and
-// commits. On error the transaction is rolled back and out is meaningless.
-func (w *writer) runTx(reqs []*writeReq, out []writeResult) error {
+// runTx applies reqs in one transaction, storing each result in out (at
+// least as long as reqs), and commits. With absorb, requests that arrive
+// while the previous batch's WAL sync runs join the transaction before
+// its commit (see absorb); runTx returns the requests it holds, reqs
+// extended. On error the transaction is rolled back and out is
+// meaningless.
+func (w *writer) runTx(reqs []*writeReq, out []writeResult, absorb bool) ([]*writeReq, error) {
 	if _, err := w.begin.Exec(); err != nil {
 		w.rollbackQuiet()
-		return fmt.Errorf("starting write transaction: %w", err)
+		return reqs, fmt.Errorf("starting write transaction: %w", err)
 	}
 	now := time.Now().UnixMilli()
 	for i, r := range reqs {
 		n, err := w.apply(r, now)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			w.rollbackQuiet()
-			return err
+			return reqs, err
 		}
 		out[i] = writeResult{n: n, err: err}
 	}
+	if absorb {
+		var err error
+		if reqs, err = w.absorb(reqs, out, now); err != nil {
+			w.rollbackQuiet()
+			return reqs, err
+		}
+	}
 	if _, err := w.commit.Exec(); err != nil {
 		w.rollbackQuiet()
-		return fmt.Errorf("committing write transaction: %w", err)
+		return reqs, fmt.Errorf("committing write transaction: %w", err)
 	}
-	return nil
+	return reqs, nil
+}
+
+// absorb applies, inside the open transaction, the requests that arrive
+// while earlier batches wait for their WAL sync (up to maxBatch). The
+// commit then follows that sync instead of making a batch of its own: one
+// commit per sync, as with the sync inside COMMIT, and this batch's
+// statements overlap the sync (issue 29).
+func (w *writer) absorb(reqs []*writeReq, out []writeResult, now int64) ([]*writeReq, error) {
+	for w.sync.pending.Load() > 0 && len(reqs) < w.maxBatch {
+		select {
+		case r := <-w.reqs:
+			if err := r.ctx.Err(); err != nil {
+				answer(r, writeResult{err: err})
+				continue
+			}
+			n, err := w.apply(r, now)
+			reqs = append(reqs, r)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return reqs, err
+			}
+			out[len(reqs)-1] = writeResult{n: n, err: err}
+		case <-w.sync.synced:
+		}
+	}
+	return reqs, nil
 }
 
 // rollbackQuiet ends the current transaction, if any (SQLite may already

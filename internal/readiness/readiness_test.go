@@ -42,6 +42,7 @@ func TestReason(t *testing.T) {
 		ErrStarting:                                 Starting,
 		fmt.Errorf("x: %w", store.ErrClosed):        "closed",
 		store.ErrWriterStopped:                      "the writer stopped",
+		fmt.Errorf("x: %w: EIO", store.ErrSync):     "the write-ahead log could not be synced to disk",
 		context.DeadlineExceeded:                    "no answer in time",
 		errors.New("data directory /srv is in use"): "not usable",
 	} {

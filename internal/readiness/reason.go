@@ -28,6 +28,8 @@ func Reason(err error) string {
 		return "lease not renewed in time; other instances may fail this instance's tasks"
 	case errors.Is(err, store.ErrWriterStopped):
 		return "the writer stopped"
+	case errors.Is(err, store.ErrSync):
+		return "the write-ahead log could not be synced to disk"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer in time"
 	case errors.Is(err, store.ErrUnavailable):
