@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
@@ -107,10 +108,25 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) {
 	r.publish(ev, func(t *a2a.Task) { t.Status = st })
 }
 
+// quickTurn is how long a turn may take and still be routine: a turn that
+// ends COMPLETED or INPUT_REQUIRED sooner logs its "turn" line at debug
+// level (the metrics count it either way); a slower one, and every turn
+// that ends otherwise (failed, canceled, rejected, auth required), at info.
+const quickTurn = time.Second
+
+// turnLogLevel is the level of a turn's "turn" line (see quickTurn).
+func turnLogLevel(state a2a.TaskState, elapsed time.Duration) zapcore.Level {
+	if elapsed < quickTurn && (state == a2a.TaskStateCompleted || state == a2a.TaskStateInputRequired) {
+		return zapcore.DebugLevel
+	}
+	return zapcore.InfoLevel
+}
+
+// logTurn counts a turn's end in the metrics and writes its "turn" line.
 func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts *turnState) {
 	elapsed := time.Since(started)
 	s.cfg.Metrics.turnEnded(s.cfg.AgentName, s.cfg.BackendName, t.Status.State, elapsed)
-	ce := s.cfg.Logger.Check(zap.InfoLevel, "turn")
+	ce := s.cfg.Logger.Check(turnLogLevel(t.Status.State, elapsed), "turn")
 	if ce == nil {
 		return
 	}
