@@ -52,3 +52,18 @@ func validHex(s string) bool {
 	}
 	return true
 }
+
+// TestAgentMessage: one text part holding the text, a fresh id, two
+// allocations in all (the block and the id).
+func TestAgentMessage(t *testing.T) {
+	m := agentMessage("c1", "t1", "hello")
+	if m.ContextID != "c1" || m.TaskID != "t1" || m.Role != "ROLE_AGENT" || len(m.Parts) != 1 || m.Parts[0].Text == nil || *m.Parts[0].Text != "hello" || m.Parts[0].Kind() != "text" {
+		t.Fatalf("agentMessage = %+v", m)
+	}
+	if m2 := agentMessage("c1", "t1", "hello"); m2.MessageID == m.MessageID || m2.Parts[0].Text == m.Parts[0].Text {
+		t.Error("two agent messages share an id or a text")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = agentMessage("c", "t", "x") }); n > 2 && !raceEnabled {
+		t.Errorf("agentMessage: %v allocations, want 2", n)
+	}
+}
