@@ -45,8 +45,7 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		whole := *msg
 		whole.MessageID = newID()
 		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &whole, Timestamp: a2a.Timestamp(time.Now())}
-		md := map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}
-		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: md}},
+		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: s.finalMD}},
 			func(t *a2a.Task) { t.Status = st })
 	}
 	status := a2a.TaskStatus{State: state, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
