@@ -219,22 +219,17 @@ ALTER TABLE push_dead ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 	// count rows go: a new task, usually in a new context, inserted one
 	// row of its own into task_counts. A context filter counts its
 	// context's index range instead, as a context+state filter already
-	// does; the owner total and the per-state counts stay.
+	// does; the owner total and the per-state counts stay, and so does
+	// migration 4's tasks_count_state (a state change within a context).
 	`
 DROP TRIGGER tasks_count_insert;
 DROP TRIGGER tasks_count_delete;
-DROP TRIGGER tasks_count_state;
 DROP TRIGGER tasks_count_move;
 DELETE FROM task_counts WHERE context_id <> '';
 
 CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks
 BEGIN
-	INSERT INTO task_counts (owner, context_id, state, n)
-		SELECT DISTINCT NEW.owner, '', column1, 1
-		FROM (VALUES (''), (NEW.state))
-		WHERE true
-	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
-END;
+` + countNewTask + `END;
 
 CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks
 BEGIN
@@ -242,30 +237,25 @@ BEGIN
 	WHERE owner = OLD.owner AND context_id = '' AND state IN ('', OLD.state);
 END;
 
-CREATE TRIGGER tasks_count_state AFTER UPDATE OF state ON tasks
-WHEN OLD.owner IS NEW.owner AND OLD.state IS NOT NEW.state
-	AND OLD.state <> '' AND NEW.state <> ''
-BEGIN
-	UPDATE task_counts SET n = n - 1
-	WHERE owner = OLD.owner AND context_id = '' AND state = OLD.state;
-	INSERT INTO task_counts (owner, context_id, state, n) VALUES (NEW.owner, '', NEW.state, 1)
-	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER tasks_count_move AFTER UPDATE OF owner, state ON tasks
-WHEN OLD.owner IS NOT NEW.owner
+CREATE TRIGGER tasks_count_move AFTER UPDATE OF owner, context_id, state ON tasks
+WHEN OLD.owner IS NOT NEW.owner OR OLD.context_id IS NOT NEW.context_id
 	OR (OLD.state IS NOT NEW.state AND (OLD.state = '' OR NEW.state = ''))
 BEGIN
 	UPDATE task_counts SET n = n - 1
 	WHERE owner = OLD.owner AND context_id = '' AND state IN ('', OLD.state);
-	INSERT INTO task_counts (owner, context_id, state, n)
+` + countNewTask + `END;
+`,
+}
+
+// countNewTask counts a task in its owner's total and in its state's
+// (one row when the state is ''): the body of migration 6's insert and
+// move triggers.
+const countNewTask = `	INSERT INTO task_counts (owner, context_id, state, n)
 		SELECT DISTINCT NEW.owner, '', column1, 1
 		FROM (VALUES (''), (NEW.state))
 		WHERE true
 	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
-END;
-`,
-}
+`
 
 // schemaVersion is the version a fully migrated database has.
 var schemaVersion = len(migrations)
