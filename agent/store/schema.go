@@ -248,7 +248,7 @@ BEGIN
 }
 
 // countNewTask counts a task in its owner's total and in its state's
-// (one row when the state is ''): the body of migration 6's insert and
+// (one row when the state is empty): the body of migration 6's insert and
 // move triggers.
 const countNewTask = `	INSERT INTO task_counts (owner, context_id, state, n)
 		SELECT DISTINCT NEW.owner, '', column1, 1
