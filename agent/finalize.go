@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/store"
@@ -44,8 +45,7 @@ func (s *Service) finalize(r *run, state a2a.TaskState, text string, ts *turnSta
 		whole := *msg
 		whole.MessageID = newID()
 		st := a2a.TaskStatus{State: a2a.TaskStateWorking, Message: &whole, Timestamp: a2a.Timestamp(time.Now())}
-		md := map[string]any{s.cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}
-		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: md}},
+		r.publishFinal(a2a.StreamResponse{StatusUpdate: &a2a.TaskStatusUpdateEvent{TaskID: snap.ID, ContextID: snap.ContextID, Status: st, Metadata: s.finalMD}},
 			func(t *a2a.Task) { t.Status = st })
 	}
 	status := a2a.TaskStatus{State: state, Message: msg, Timestamp: a2a.Timestamp(time.Now())}
@@ -107,10 +107,25 @@ func (s *Service) publishStatus(r *run, st a2a.TaskStatus, md map[string]any) {
 	r.publish(ev, func(t *a2a.Task) { t.Status = st })
 }
 
+// quickTurn is how long a turn may take and still be routine: a turn that
+// ends COMPLETED or INPUT_REQUIRED sooner logs its "turn" line at debug
+// level (the metrics count it either way); a slower one, and every turn
+// that ends otherwise (failed, canceled, rejected, auth required), at info.
+const quickTurn = time.Second
+
+// turnLogLevel is the level of a turn's "turn" line (see quickTurn).
+func turnLogLevel(state a2a.TaskState, elapsed time.Duration) zapcore.Level {
+	if elapsed < quickTurn && (state == a2a.TaskStateCompleted || state == a2a.TaskStateInputRequired) {
+		return zapcore.DebugLevel
+	}
+	return zapcore.InfoLevel
+}
+
+// logTurn counts a turn's end in the metrics and writes its "turn" line.
 func (s *Service) logTurn(r *run, t a2a.Task, started time.Time, corr string, ts *turnState) {
 	elapsed := time.Since(started)
 	s.cfg.Metrics.turnEnded(s.cfg.AgentName, s.cfg.BackendName, t.Status.State, elapsed)
-	ce := s.cfg.Logger.Check(zap.InfoLevel, "turn")
+	ce := s.cfg.Logger.Check(turnLogLevel(t.Status.State, elapsed), "turn")
 	if ce == nil {
 		return
 	}

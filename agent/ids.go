@@ -2,6 +2,9 @@ package agent
 
 import (
 	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -38,20 +41,54 @@ func checkID(field, id string) error {
 }
 
 // newID returns a time-ordered (version 7) UUID string: 48 bits of Unix
-// milliseconds, then 74 random bits. Ids minted one after the other sort
-// after each other, so the store's b-trees keyed by task or context id grow
-// at their right edge: the writes of one group commit share their pages
-// instead of dirtying a random leaf each (issue 17).
+// milliseconds, a 12-bit sub-millisecond sequence, then 62 random bits.
+// Ids minted one after the other sort after each other, so the store's
+// b-trees keyed by task or context id grow at their right edge: the
+// writes of one group commit share their pages instead of dirtying a
+// random leaf each (issue 17). The random bytes are read into the stack
+// (crypto/rand.Read does not keep its buffer), so an id costs one
+// allocation, its string (issue 29), where uuid.NewV7 costs two.
 func newID() string {
-	u, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString() // the random source failed: fall back to version 4
-	}
+	var u uuid.UUID
+	_, _ = rand.Read(u[8:]) // never fails: crypto/rand crashes the program instead
+	milli, seq := v7Time()
+	u[0], u[1], u[2], u[3], u[4], u[5] = byte(milli>>40), byte(milli>>32), byte(milli>>24), byte(milli>>16), byte(milli>>8), byte(milli)
+	u[6] = 0x70 | byte(seq>>8)&0x0f // version 7
+	u[7] = byte(seq)
+	u[8] = u[8]&0x3f | 0x80 // variant 10 (RFC 9562)
 	return u.String()
+}
+
+// v7Clock is the last (milliseconds << 12 | sequence) newID used.
+var v7Clock struct {
+	sync.Mutex
+	last int64
+}
+
+// v7Time returns the time in Unix milliseconds and a 12-bit sequence (the
+// sub-millisecond nanoseconds / 256), strictly after the pair of any
+// earlier call: uuid's own version 7 clock, for this package's ids.
+func v7Time() (milli, seq int64) {
+	nano := time.Now().UnixNano()
+	milli = nano / int64(time.Millisecond)
+	now := milli<<12 + (nano-milli*int64(time.Millisecond))>>8
+	v7Clock.Lock()
+	if now <= v7Clock.last {
+		now = v7Clock.last + 1
+	}
+	v7Clock.last = now
+	v7Clock.Unlock()
+	return now >> 12, now & 0xfff
 }
 
 func readRandom(b []byte) (int, error) { return rand.Read(b) }
 
 // newCorrelationID returns the 8 hex digits of random that name a turn in
 // the logs (not a version 7 id's first 8, which are its time).
-func newCorrelationID() string { return uuid.NewString()[:8] }
+func newCorrelationID() string {
+	var b [4]byte
+	var h [8]byte
+	_, _ = rand.Read(b[:])
+	hex.Encode(h[:], b[:])
+	return string(h[:])
+}

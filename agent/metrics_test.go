@@ -240,7 +240,7 @@ func TestMetricsWorkload(t *testing.T) {
 }
 
 func TestTurnLogLine(t *testing.T) {
-	core, logs := observer.New(zapcore.InfoLevel)
+	core, logs := observer.New(zapcore.DebugLevel)
 	e := newTestEnv(t, Config{Logger: zap.New(core)})
 	task := e.send("bob", sendReq(msg("a secret prompt")))
 	var entry observer.LoggedEntry
@@ -251,6 +251,9 @@ func TestTurnLogLine(t *testing.T) {
 		}
 		return false
 	})
+	if entry.Level != zapcore.DebugLevel {
+		t.Errorf("a quick INPUT_REQUIRED turn logged its line at %v, want debug", entry.Level)
+	}
 	fields := entry.ContextMap()
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
@@ -275,6 +278,29 @@ func TestTurnLogLine(t *testing.T) {
 			if s, ok := v.(string); ok && strings.Contains(s, "secret prompt") {
 				t.Errorf("log line %q field %s holds the prompt", l.Message, k)
 			}
+		}
+	}
+}
+
+// TestTurnLogLevel: a quick routine turn logs at debug; a slow one and
+// every turn that ends otherwise at info.
+func TestTurnLogLevel(t *testing.T) {
+	for _, tc := range []struct {
+		state   a2a.TaskState
+		elapsed time.Duration
+		want    zapcore.Level
+	}{
+		{a2a.TaskStateCompleted, time.Millisecond, zapcore.DebugLevel},
+		{a2a.TaskStateInputRequired, quickTurn - time.Millisecond, zapcore.DebugLevel},
+		{a2a.TaskStateCompleted, quickTurn, zapcore.InfoLevel},
+		{a2a.TaskStateInputRequired, time.Minute, zapcore.InfoLevel},
+		{a2a.TaskStateFailed, time.Millisecond, zapcore.InfoLevel},
+		{a2a.TaskStateCanceled, time.Millisecond, zapcore.InfoLevel},
+		{a2a.TaskStateRejected, time.Millisecond, zapcore.InfoLevel},
+		{a2a.TaskStateAuthRequired, time.Millisecond, zapcore.InfoLevel},
+	} {
+		if got := turnLogLevel(tc.state, tc.elapsed); got != tc.want {
+			t.Errorf("turnLogLevel(%s, %v) = %v, want %v", tc.state, tc.elapsed, got, tc.want)
 		}
 	}
 }

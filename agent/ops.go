@@ -294,6 +294,19 @@ func stateWord(s a2a.TaskState) string {
 	return "finished"
 }
 
+// agentMessage returns an agent message of one text part. The message,
+// its part and the part's text are one allocation (issue 29: a turn makes
+// one per text chunk); the message is as a2a.TextPart would build it.
 func agentMessage(contextID, taskID, text string) *a2a.Message {
-	return &a2a.Message{MessageID: newID(), ContextID: contextID, TaskID: taskID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}
+	m := &oneTextMessage{text: text}
+	m.part[0].Text = &m.text
+	m.msg = a2a.Message{MessageID: newID(), ContextID: contextID, TaskID: taskID, Role: a2a.RoleAgent, Parts: m.part[:]}
+	return &m.msg
+}
+
+// oneTextMessage is what agentMessage allocates at once.
+type oneTextMessage struct {
+	msg  a2a.Message
+	part [1]a2a.Part
+	text string
 }

@@ -426,6 +426,10 @@ type Service struct {
 	tokens pageTokens
 	slots  chan struct{}
 	limits *limits
+	// finalMD is the metadata of every turn's last WORKING update, built
+	// once ({ns: {"assistantFinal": {"complete": true}}}): read only,
+	// shared by all those events.
+	finalMD map[string]any
 }
 
 // NewService returns a service with cfg (defaults applied) over hub.
@@ -433,7 +437,8 @@ func NewService(hub *Hub, cfg Config) *Service {
 	cfg = cfg.WithDefaults()
 	hub.setIdleTimeout(cfg.IdleTimeout)
 	cfg.Metrics.watch(hub, cfg.AgentName)
-	return &Service{hub: hub, st: storeHandle{hub: hub, m: cfg.Metrics}, cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits)}
+	return &Service{hub: hub, st: storeHandle{hub: hub, m: cfg.Metrics}, cfg: cfg, tokens: pageTokens{key: cfg.PageTokenKey}, slots: make(chan struct{}, cfg.MaxConcurrentTurns), limits: newLimits(cfg.Limits),
+		finalMD: map[string]any{cfg.Namespace: map[string]any{"assistantFinal": map[string]any{"complete": true}}}}
 }
 
 func randomKey() []byte {

@@ -224,15 +224,18 @@ func TestOpsMetrics(t *testing.T) {
 	}
 }
 
+// TestOpsTurnLogLine: a quick routine turn's "turn" line, at debug level
+// (docs/operations.md, Logs), with its fields and without the prompt or
+// the token.
 func TestOpsTurnLogLine(t *testing.T) {
-	gw := harness.StartGateway(t, `a2a {
+	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name ops-log
 	}
 	auth {
 		bearer tok-ops-log
 	}
-}`)
+}`, harness.Options{Global: "log {\n\tlevel DEBUG\n}"})
 	res, rerr := harness.At(gw.URL, harness.Bearer("tok-ops-log")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("a very secret prompt", "", nil)})
 	if rerr != nil {
 		t.Fatalf("SendMessage: %v", rerr)
@@ -252,7 +255,7 @@ func TestOpsTurnLogLine(t *testing.T) {
 	if line == nil {
 		t.Fatalf("no turn line for %s in:\n%s", taskID, gw.Output())
 	}
-	for k, want := range map[string]any{"principal": "default", "backend": "echo", "outcome": "TASK_STATE_INPUT_REQUIRED"} {
+	for k, want := range map[string]any{"principal": "default", "backend": "echo", "outcome": "TASK_STATE_INPUT_REQUIRED", "level": "debug"} {
 		if line[k] != want {
 			t.Errorf("turn line %s = %v, want %v: %v", k, line[k], want, line)
 		}

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"sync/atomic"
 	"time"
 )
 
@@ -150,14 +151,20 @@ type SendMessageResponse struct {
 // Timestamp formats t as RFC 3339 UTC with milliseconds, as A2A recommends.
 // It writes the digits itself: every status update formats one, and
 // time.Format's layout interpretation showed in the send profile (issue 17).
+// The text of the last millisecond formatted is kept: the status updates
+// of a turn, and of the turns ending with it, mostly fall in one
+// millisecond, and get it without formatting or allocating (issue 29).
 func Timestamp(t time.Time) string {
+	ms := t.UnixMilli()
+	if c := lastTimestamp.Load(); c != nil && c.ms == ms {
+		return c.text
+	}
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
 		return t.Format("2006-01-02T15:04:05.000Z")
 	}
 	hour, minute, sec := t.Clock()
-	ms := t.Nanosecond() / int(time.Millisecond)
 	var b [24]byte
 	put := func(i, v, n int) {
 		for j := i + n - 1; j >= i; j-- {
@@ -177,9 +184,21 @@ func Timestamp(t time.Time) string {
 	b[16] = ':'
 	put(17, sec, 2)
 	b[19] = '.'
-	put(20, ms, 3)
+	put(20, t.Nanosecond()/int(time.Millisecond), 3)
 	b[23] = 'Z'
-	return string(b[:])
+	text := string(b[:])
+	lastTimestamp.Store(&msText{ms: ms, text: text})
+	return text
+}
+
+// lastTimestamp is the last millisecond Timestamp formatted (years 0 to
+// 9999), shared by all goroutines.
+var lastTimestamp atomic.Pointer[msText]
+
+// msText is a Unix millisecond and its Timestamp text.
+type msText struct {
+	ms   int64
+	text string
 }
 
 // ParseTimestamp parses an RFC 3339 timestamp (any precision or offset).

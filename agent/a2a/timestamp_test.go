@@ -25,3 +25,24 @@ func TestTimestampMatchesFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampCache: instants in one millisecond, its neighbours and
+// far-off times interleaved get what time.Format writes; a repeat of the
+// last millisecond allocates nothing.
+func TestTimestampCache(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		base := time.Unix(r.Int64N(1<<34), r.Int64N(1e9))
+		for _, tm := range []time.Time{base, base.Add(time.Nanosecond), base.Truncate(time.Millisecond), base.Truncate(time.Millisecond).Add(-time.Nanosecond),
+			base.Add(time.Millisecond), base, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), base} {
+			if got, want := Timestamp(tm), tm.UTC().Format("2006-01-02T15:04:05.000Z"); got != want {
+				t.Fatalf("Timestamp(%v) = %q, want %q", tm, got, want)
+			}
+		}
+	}
+	now := time.Now()
+	_ = Timestamp(now)
+	if n := testing.AllocsPerRun(100, func() { _ = Timestamp(now) }); n != 0 {
+		t.Errorf("Timestamp of the last millisecond again: %v allocations, want 0", n)
+	}
+}

@@ -41,8 +41,9 @@ func (b LocalBus) Open(taskID string, o LogOptions) (EventLog, context.Context) 
 	if keep <= 0 {
 		keep = DefaultEventLogSize
 	}
-	return &localLog{cancel: cancel, es: b.es, taskID: taskID, start: o.After, keep: keep, seq: o.After,
-		subs: map[*localSub]struct{}{}}, ctx
+	l := &localLog{cancel: cancel, es: b.es, taskID: taskID, start: o.After, keep: keep, seq: o.After}
+	l.hist = l.histBuf[:0:min(keep, len(l.histBuf))]
+	return l, ctx
 }
 
 // Watch implements EventLog.
@@ -62,8 +63,9 @@ type localLog struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	hist    []Event // the turn's last events, at most keep
-	subs    map[*localSub]struct{}
+	hist    []Event                // the turn's last events, at most keep
+	histBuf [8]Event               // hist's first array: a quick turn's events fit (issue 29)
+	subs    map[*localSub]struct{} // made by the first Subscribe
 	closed  bool
 	watched bool // a subscription was made: every event is stored
 }
@@ -141,6 +143,9 @@ func (l *localLog) Subscribe(after uint64) (Subscription, error) {
 	if l.closed {
 		s.closed = true
 	} else {
+		if l.subs == nil {
+			l.subs = map[*localSub]struct{}{}
+		}
 		l.subs[s] = struct{}{}
 	}
 	return s, nil

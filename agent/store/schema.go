@@ -215,7 +215,47 @@ END;
 ALTER TABLE push_jobs ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 ALTER TABLE push_dead ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 `,
+	// 6: fewer b-tree writes per new task (issue 29). The per-context
+	// count rows go: a new task, usually in a new context, inserted one
+	// row of its own into task_counts. A context filter counts its
+	// context's index range instead, as a context+state filter already
+	// does; the owner total and the per-state counts stay, and so does
+	// migration 4's tasks_count_state (a state change within a context).
+	`
+DROP TRIGGER tasks_count_insert;
+DROP TRIGGER tasks_count_delete;
+DROP TRIGGER tasks_count_move;
+DELETE FROM task_counts WHERE context_id <> '';
+
+CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks
+BEGIN
+` + countNewTask + `END;
+
+CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks
+BEGIN
+	UPDATE task_counts SET n = n - 1
+	WHERE owner = OLD.owner AND context_id = '' AND state IN ('', OLD.state);
+END;
+
+CREATE TRIGGER tasks_count_move AFTER UPDATE OF owner, context_id, state ON tasks
+WHEN OLD.owner IS NOT NEW.owner OR OLD.context_id IS NOT NEW.context_id
+	OR (OLD.state IS NOT NEW.state AND (OLD.state = '' OR NEW.state = ''))
+BEGIN
+	UPDATE task_counts SET n = n - 1
+	WHERE owner = OLD.owner AND context_id = '' AND state IN ('', OLD.state);
+` + countNewTask + `END;
+`,
 }
+
+// countNewTask counts a task in its owner's total and in its state's
+// (one row when the state is empty): the body of migration 6's insert and
+// move triggers.
+const countNewTask = `	INSERT INTO task_counts (owner, context_id, state, n)
+		SELECT DISTINCT NEW.owner, '', column1, 1
+		FROM (VALUES (''), (NEW.state))
+		WHERE true
+	ON CONFLICT (owner, context_id, state) DO UPDATE SET n = n + 1;
+`
 
 // schemaVersion is the version a fully migrated database has.
 var schemaVersion = len(migrations)

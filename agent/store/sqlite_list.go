@@ -111,8 +111,8 @@ func ceilMilli(t time.Time) int64 {
 
 // ListTasks returns one page of the owner's tasks, status time descending
 // then id descending, using keyset pagination. Total comes from the
-// trigger-maintained task_counts table unless StatusAfter is set, in which
-// case the matching rows are counted through an index.
+// trigger-maintained task_counts table unless StatusAfter or a context is
+// filtered, in which case the matching rows are counted through an index.
 func (s *SQLite) ListTasks(ctx context.Context, q ListQuery) (ListResult, error) {
 	if s.closed.Load() {
 		return ListResult{}, ErrClosed
@@ -184,12 +184,12 @@ func listVariant(q ListQuery) (v int, args []any, nfilter int) {
 }
 
 // countStmt returns the statement that counts the tasks of variant v and
-// its arguments: the COUNT(*) fallback over filterArgs when StatusAfter is
-// set or both context and state are filtered, else the task_counts lookup.
+// its arguments: the COUNT(*) fallback over filterArgs when StatusAfter or
+// a context is filtered, else the task_counts lookup.
 func (s *SQLite) countStmt(ctx context.Context, q ListQuery, v int, filterArgs []any) (*sql.Stmt, []any, error) {
-	if v&lvAfter != 0 || v&(lvContext|lvState) == lvContext|lvState {
-		// No counter exists for StatusAfter nor for context+state: count
-		// the rows (the latter over the context's index range).
+	if v&(lvAfter|lvContext) != 0 {
+		// No counter exists for StatusAfter nor for a context (migration
+		// 6): count the rows (a context's over its index range).
 		cv := v & (lvContext | lvState | lvAfter)
 		count, err := s.stmt(ctx, &s.cntStmts[cv], countSQL(cv))
 		if err != nil {

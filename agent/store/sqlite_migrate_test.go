@@ -14,10 +14,34 @@ import (
 // including context+state, now counted over the context's index — matches
 // a brute-force count, before and after further state changes and moves.
 func TestMigration4KeepsCountsExact(t *testing.T) {
+	s, all := migratedFrom(t, 3, `SELECT COUNT(*) FROM task_counts WHERE context_id <> '' AND state <> ''`)
+	var n int
+	if err := s.rdb.QueryRowContext(bg, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'tasks_owner_ctx_state_ts'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("ctx+state index after migration: %d, %v", n, err)
+	}
+	checkCountsThroughChanges(t, s, all)
+}
+
+// TestMigration6KeepsCountsExact: a version 5 database (count rows per
+// context) migrated to the current schema has no per-context count rows,
+// and every ListTasks total — a context's now counted over its index
+// range — matches a brute-force count, before and after further state
+// changes, moves and deletes.
+func TestMigration6KeepsCountsExact(t *testing.T) {
+	s, all := migratedFrom(t, 5, `SELECT COUNT(*) FROM task_counts WHERE context_id <> ''`)
+	checkCountsThroughChanges(t, s, all)
+}
+
+// migratedFrom fills a database at schema version from with random tasks
+// (countQuery, which counts the rows the migrations remove, must find
+// some), then opens it with the current schema: no row countQuery counts
+// is left.
+func migratedFrom(t *testing.T, from int, countQuery string) (*SQLite, map[string]*model) {
+	t.Helper()
 	path := t.TempDir() + "/a2a.db"
 	all := func() map[string]*model {
 		saved, savedV := migrations, schemaVersion
-		migrations, schemaVersion = migrations[:3], 3
+		migrations, schemaVersion = migrations[:from], from
 		defer func() { migrations, schemaVersion = saved, savedV }()
 		s, err := OpenSQLite(path, SQLiteOptions{})
 		if err != nil {
@@ -26,20 +50,24 @@ func TestMigration4KeepsCountsExact(t *testing.T) {
 		defer s.Close()
 		var n int
 		m := fillRandom(t, s, 200, 4)
-		if err := s.rdb.QueryRowContext(bg, `SELECT COUNT(*) FROM task_counts WHERE context_id <> '' AND state <> ''`).Scan(&n); err != nil || n == 0 {
-			t.Fatalf("version 3 (context, state) count rows: %d, %v", n, err)
+		if err := s.rdb.QueryRowContext(bg, countQuery).Scan(&n); err != nil || n == 0 {
+			t.Fatalf("version %d: %d rows to migrate away, %v", from, n, err)
 		}
 		return m
 	}()
 
 	s := openTest(t, path, SQLiteOptions{})
 	var n int
-	if err := s.rdb.QueryRowContext(bg, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'tasks_owner_ctx_state_ts'`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("ctx+state index after migration: %d, %v", n, err)
+	if err := s.rdb.QueryRowContext(bg, countQuery).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after migration: %d rows left, %v", n, err)
 	}
-	if err := s.rdb.QueryRowContext(bg, `SELECT COUNT(*) FROM task_counts WHERE context_id <> '' AND state <> ''`).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("(context, state) count rows after migration: %d, %v", n, err)
-	}
+	return s, all
+}
+
+// checkCountsThroughChanges checks every total, then again after state
+// changes, context moves and deletes of the tasks in all.
+func checkCountsThroughChanges(t *testing.T, s *SQLite, all map[string]*model) {
+	t.Helper()
 	checkTotals(t, s, all)
 
 	// State changes (the state-only trigger) and context moves (the general

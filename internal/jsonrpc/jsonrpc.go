@@ -122,10 +122,31 @@ func ParseCall(raw json.RawMessage) (Call, *Error) {
 	if string(bytes.TrimSpace(env.JSONRPC)) != `"`+Version+`"` {
 		return fail(`jsonrpc must be "2.0"`)
 	}
-	if err := json.Unmarshal(env.Method, &call.Method); err != nil || call.Method == "" {
+	if m, ok := plainString(env.Method); ok {
+		call.Method = m
+	} else if err := json.Unmarshal(env.Method, &call.Method); err != nil {
+		return fail("method must be a non-empty string")
+	}
+	if call.Method == "" {
 		return fail("method must be a non-empty string")
 	}
 	return call, nil
+}
+
+// plainString returns the text of raw when it is a JSON string of
+// printable ASCII without escapes (every method name): what json.Unmarshal
+// would decode, without its decoder (issue 29). ok is false otherwise.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 // ValidID reports whether id is a JSON string, number or null, the id
@@ -136,14 +157,12 @@ func ValidID(id json.RawMessage) bool {
 		return false
 	}
 	switch id[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		// One valid JSON value starting so is a string or a number
+		// (json.Valid checks without decoding, and allocates nothing).
+		return json.Valid(id)
 	case 'n':
 		return string(id) == "null"
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		var n json.Number
-		return json.Unmarshal(id, &n) == nil
 	}
 	return false
 }

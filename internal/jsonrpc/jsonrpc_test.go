@@ -90,3 +90,23 @@ func TestEnvelopeWire(t *testing.T) {
 		t.Errorf("decoded %+v", r)
 	}
 }
+
+// TestPlainStringMatchesUnmarshal: where plainString answers, it decodes
+// what json.Unmarshal decodes; escapes, non-ASCII and non-strings are left
+// to json.Unmarshal.
+func TestPlainStringMatchesUnmarshal(t *testing.T) {
+	for in, plain := range map[string]bool{
+		`"SendMessage"`: true, `""`: true, `"a b~"`: true,
+		`"\u0041"`: false, `"a\"b"`: false, `"é"`: false, "\"a\x01\"": false, `"unterminated`: false,
+		`null`: false, `1`: false, `"a"x"`: false, `"`: false, `SendMessage`: false,
+	} {
+		got, ok := plainString(json.RawMessage(in))
+		if ok != plain {
+			t.Errorf("plainString(%s) ok = %v, want %v", in, ok, plain)
+		}
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); ok && (err != nil || got != want) {
+			t.Errorf("plainString(%s) = %q, json.Unmarshal = %q, %v", in, got, want, err)
+		}
+	}
+}

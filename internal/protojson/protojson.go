@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -171,12 +172,12 @@ func normalizeProtoJSON(raw []byte, t reflect.Type) ([]byte, error) {
 	if bytes.IndexByte(raw, '_') < 0 && !bytes.Contains(raw, []byte(`\u005`)) {
 		return raw, nil // no proto field name can occur without an underscore
 	}
-	n := &normalizer{src: raw}
+	n := &normalizer{src: raw, path: make([]pathElem, 0, 8)}
 	i := n.ws(0)
 	if i >= len(raw) || raw[i] != '{' {
 		return raw, nil
 	}
-	if _, err := n.object(i, schemaFor(t), ""); err != nil {
+	if _, err := n.object(i, schemaFor(t)); err != nil {
 		if errors.Is(err, errMalformed) {
 			return raw, nil
 		}
@@ -210,6 +211,9 @@ type keyEdit struct {
 type normalizer struct {
 	src   []byte
 	edits []keyEdit
+	// path is the member being scanned, outermost first, for error
+	// messages only: rendered ("message.parts[0]") when an error names it.
+	path []pathElem
 }
 
 // ws skips JSON whitespace from i.
@@ -306,13 +310,70 @@ func (n *normalizer) key(start, end int) (string, error) {
 	return k, nil
 }
 
+// field returns the schema field the key token src[start:end] names (nil
+// for none) and the key as sent. A key without escapes is looked up
+// without copying it: the key string is made only when it is renamed.
+func (n *normalizer) field(s *protoSchema, start, end int) (*protoField, string, error) {
+	tok := n.src[start:end]
+	if bytes.IndexByte(tok, '\\') < 0 {
+		f := s.fields[string(tok[1:len(tok)-1])]
+		if f == nil || string(tok[1:len(tok)-1]) == f.name {
+			return f, "", nil
+		}
+		return f, string(tok[1 : len(tok)-1]), nil
+	}
+	key, err := n.key(start, end)
+	if err != nil {
+		return nil, "", err
+	}
+	f := s.fields[key]
+	if f != nil && key == f.name {
+		key = ""
+	}
+	return f, key, nil
+}
+
+// seenField is a schema field met in an object, and the spelling it was
+// sent under ("" for its JSON name).
+type seenField struct {
+	name, key string
+}
+
+// pathElem is one step of normalizer.path: a member's JSON name, or an
+// array element's index (name "").
+type pathElem struct {
+	name  string
+	index int
+}
+
+// pathTo renders the path of the member name of the object being scanned.
+func (n *normalizer) pathTo(name string) string {
+	var b strings.Builder
+	for _, e := range n.path {
+		if e.name == "" {
+			b.WriteString("[" + strconv.Itoa(e.index) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e.name)
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(name)
+	return b.String()
+}
+
 // object scans the schema object at i (a '{') and returns its end.
-func (n *normalizer) object(i int, s *protoSchema, path string) (int, error) {
+func (n *normalizer) object(i int, s *protoSchema) (int, error) {
 	i = n.ws(i + 1)
 	if i < len(n.src) && n.src[i] == '}' {
 		return i + 1, nil
 	}
-	var seen [][2]string // JSON name, spelling sent
+	var seenBuf [8]seenField
+	seen := seenBuf[:0]
 	for {
 		if i >= len(n.src) || n.src[i] != '"' {
 			return 0, errMalformed
@@ -321,7 +382,7 @@ func (n *normalizer) object(i int, s *protoSchema, path string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		key, err := n.key(i, kEnd)
+		f, key, err := n.field(s, i, kEnd)
 		if err != nil {
 			return 0, err
 		}
@@ -331,21 +392,25 @@ func (n *normalizer) object(i int, s *protoSchema, path string) (int, error) {
 		}
 		v := n.ws(j + 1)
 		var end int
-		if f := s.fields[key]; f != nil {
+		if f != nil {
 			for _, p := range seen {
-				if p[0] == f.name && p[1] != key {
-					return 0, a2a.ErrInvalidParams(joinPath(path, f.name), fmt.Sprintf("is given twice, as %q and %q", p[1], key))
+				if p.name == f.name && p.key != key {
+					return 0, a2a.ErrInvalidParams(n.pathTo(f.name), fmt.Sprintf("is given twice, as %q and %q", spelling(p), spelling(seenField{f.name, key})))
 				}
 			}
-			seen = append(seen, [2]string{f.name, key})
-			if key != f.name {
+			seen = append(seen, seenField{f.name, key})
+			if key != "" {
 				n.edits = append(n.edits, keyEdit{start: i, end: kEnd, name: f.name})
 			}
 			switch {
 			case f.shape == shapeObject && v < len(n.src) && n.src[v] == '{':
-				end, err = n.object(v, schemaFor(f.elem), joinPath(path, f.name))
+				n.path = append(n.path, pathElem{name: f.name})
+				end, err = n.object(v, schemaFor(f.elem))
+				n.path = n.path[:len(n.path)-1]
 			case f.shape == shapeArray && v < len(n.src) && n.src[v] == '[':
-				end, err = n.array(v, schemaFor(f.elem), joinPath(path, f.name))
+				n.path = append(n.path, pathElem{name: f.name})
+				end, err = n.array(v, schemaFor(f.elem))
+				n.path = n.path[:len(n.path)-1]
 			default:
 				end, err = n.value(v)
 			}
@@ -362,8 +427,16 @@ func (n *normalizer) object(i int, s *protoSchema, path string) (int, error) {
 	}
 }
 
+// spelling is the key a seen field was sent under.
+func spelling(p seenField) string {
+	if p.key == "" {
+		return p.name
+	}
+	return p.key
+}
+
 // array scans an array of schema objects at i (a '[') and returns its end.
-func (n *normalizer) array(i int, s *protoSchema, path string) (int, error) {
+func (n *normalizer) array(i int, s *protoSchema) (int, error) {
 	i = n.ws(i + 1)
 	if i < len(n.src) && n.src[i] == ']' {
 		return i + 1, nil
@@ -372,7 +445,9 @@ func (n *normalizer) array(i int, s *protoSchema, path string) (int, error) {
 		var end int
 		var err error
 		if i < len(n.src) && n.src[i] == '{' {
-			end, err = n.object(i, s, fmt.Sprintf("%s[%d]", path, k))
+			n.path = append(n.path, pathElem{index: k})
+			end, err = n.object(i, s)
+			n.path = n.path[:len(n.path)-1]
 		} else {
 			end, err = n.value(i)
 		}
@@ -401,13 +476,6 @@ func (n *normalizer) next(end int, closer byte) (i int, done bool, err error) {
 		return i + 1, true, nil
 	}
 	return 0, false, errMalformed
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // NormalizeQuery applies the same rule to the query parameters of an

@@ -297,3 +297,18 @@ func mustJSON(v any) string {
 }
 
 func i32(n int32) *int32 { return &n }
+
+// TestNormalizeAllocations: a request in JSON names that the scan has to
+// walk (an enum name holds an underscore) is returned as is, and the
+// scan allocates only its own state, not a string per key or path.
+func TestNormalizeAllocations(t *testing.T) {
+	in := []byte(`{"message":{"messageId":"m1","contextId":"c1","role":"ROLE_USER","parts":[{"text":"hi","mediaType":"text/plain"},{"text":"x"}],"metadata":{"a_b":1}},"configuration":{"historyLength":2}}`)
+	typ := reflect.TypeOf(new(a2a.SendMessageRequest))
+	out, err := normalizeProtoJSON(in, typ)
+	if err != nil || !bytes.Equal(out, in) {
+		t.Fatalf("normalizeProtoJSON = %s, %v; want the input unchanged", out, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = normalizeProtoJSON(in, typ) }); n > 2 {
+		t.Errorf("normalizeProtoJSON: %v allocations, want at most 2 (the scanner and its path)", n)
+	}
+}
