@@ -237,17 +237,13 @@ func (s *Redis) leaseKey(owner, id string) string { return s.ctxKey(owner, id) +
 func (s *Redis) pageKeyKey() string               { return s.p + "{k}:pagetoken" }
 
 // listKey is the sorted set holding the owner's tasks that match the
-// context and state filters ("" = any).
+// context or state filter ("" = any). With both filters it is the
+// context's set, filtered by state as it is walked (listByContextState).
 func (s *Redis) listKey(owner, contextID, state string) string {
-	return zsetKey(s.ownerBase(owner), keyPart(contextID), state)
-}
-
-func zsetKey(base, ctxPart, state string) string {
+	base := s.ownerBase(owner)
 	switch {
-	case ctxPart != "" && state != "":
-		return base + ":cs:" + ctxPart + ":" + state
-	case ctxPart != "":
-		return base + ":c:" + ctxPart
+	case contextID != "":
+		return base + ":c:" + keyPart(contextID)
 	case state != "":
 		return base + ":s:" + state
 	}

@@ -57,44 +57,52 @@ index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
 return v
 `)
 
-// setsLua defines sets(base, c, s): the owner's sorted sets that hold a
-// task of context key part c in state s; and ixEntry, which reads an
+// setsLua defines sets(base, c, s, cs): the owner's sorted sets that
+// hold a task of context key part c in state s (with cs, also the per
+// context and state set of the layout before issue 32 step 1, which an
+// entry written then still has members in); and ixEntry, which reads an
 // owner index entry.
 const setsLua = `
-local function sets(base, c, s)
+local function sets(base, c, s, cs)
   local k = {base}
   if c ~= '' then k[#k+1] = base .. ':c:' .. c end
   if s ~= '' then k[#k+1] = base .. ':s:' .. s end
-  if c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
+  if cs and c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
   return k
 end
 
--- ixEntry reads an owner index entry "version|ctx|state|ms" (issue 32:
--- the status time, not a copy of the member) or, as written before,
--- "version|ctx|state|member"; it returns version, ctx, state, member.
+-- ixEntry reads an owner index entry: "version|ctx|state|ms|" (the
+-- layout without the per context and state set), "version|ctx|state|ms"
+-- (issue 32: the status time, not a copy of the member) or, as written
+-- before, "version|ctx|state|member"; it returns version, ctx, state,
+-- member and whether the task is in a per context and state set too.
 local function ixEntry(e, id)
   local v, c, s, m = string.match(e, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
-  if v and not string.find(m, ':', 1, true) then m = m .. ':' .. id end
-  return v, c, s, m
+  if not v then return v, c, s, m, false end
+  local cs = true
+  if string.sub(m, -1) == '|' then m = string.sub(m, 1, -2); cs = false end
+  if not string.find(m, ':', 1, true) then m = m .. ':' .. id end
+  return v, c, s, m, cs
 end
 `
 
 // indexBody is the body of indexScript over named arguments (after
-// setsLua).
+// setsLua). Old entries move to the new layout on their next write (out
+// of the per context and state set).
 const indexBody = `
 local ms = string.match(m, '^(%d+):')
 local old = redis.call('HGET', ix, id)
 if old then
-  local ov, c, s, om = ixEntry(old, id)
+  local ov, c, s, om, ocs = ixEntry(old, id)
   if tonumber(ov) >= tonumber(ver) then return 0 end
-  if c == cpart and s == state and om == m then
-    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. ms)
+  if not ocs and c == cpart and s == state and om == m then
+    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. ms .. '|')
     return 1
   end
-  for _, k in ipairs(sets(base, c, s)) do redis.call('ZREM', k, om) end
+  for _, k in ipairs(sets(base, c, s, ocs)) do redis.call('ZREM', k, om) end
 end
-for _, k in ipairs(sets(base, cpart, state)) do redis.call('ZADD', k, 0, m) end
-redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. ms)
+for _, k in ipairs(sets(base, cpart, state, false)) do redis.call('ZADD', k, 0, m) end
+redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. ms .. '|')
 return 1
 `
 
