@@ -72,8 +72,10 @@ end
 // pairs. They are written with the record: one event ending an unwatched
 // turn of a task without stream goes to the record's le field; otherwise
 // into the stream (created with the le event first, which then leaves
-// the record), like appendEventsScript.
-const putRecordLua = `
+// the record), like appendEventsScript. The le event may be a reference
+// to the task JSON (redis_le.go): one to the record's b is spelled out
+// before b changes, one to the written body where it goes to a stream.
+const putRecordLua = leLua + `
 local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL, evs)
   local h = redis.call('HMGET', k, 'o', 'r', 'v', 's', 'le')
   if h[1] and h[1] ~= owner then return false end
@@ -85,25 +87,30 @@ local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL, evs)
     f[#f+1] = 'r'; f[#f+1] = '1'
   end
   if arts ~= '' then f[#f+1] = 'a'; f[#f+1] = arts end
-  local dropLe = false
+  local dropLe, newLe = false, false
   if evs and #ARGV >= evs + 3 then
     local ev = k .. ':ev'
     local keep = ARGV[evs]
     local stream = redis.call('EXISTS', ev) == 1
     if not stream and ARGV[evs + 1] == '1' and #ARGV == evs + 3 then
       f[#f+1] = 'le'; f[#f+1] = ARGV[evs + 2] .. ' ' .. ARGV[evs + 3]
+      newLe = true
     else
       if not stream and h[5] then
         local seq, b = string.match(h[5], '^(%d+) (.*)$')
         if tonumber(seq) < tonumber(ARGV[evs + 2]) then
-          redis.call('XADD', ev, 'MAXLEN', keep, seq .. '-0', 'b', b)
+          redis.call('XADD', ev, 'MAXLEN', keep, seq .. '-0', 'b', leExpand(b, k))
         end
         dropLe = true
       end
       for i = evs + 2, #ARGV, 2 do
-        redis.pcall('XADD', ev, 'MAXLEN', keep, ARGV[i] .. '-0', 'b', ARGV[i + 1])
+        redis.pcall('XADD', ev, 'MAXLEN', keep, ARGV[i] .. '-0', 'b', leWith(ARGV[i + 1], body))
       end
     end
+  end
+  if h[5] and not newLe and not dropLe and h[1] then
+    local seq, b = string.match(h[5], '^(%d+) (=%d+)$')
+    if seq then f[#f+1] = 'le'; f[#f+1] = seq .. ' ' .. leExpand(b, k) end
   end
   redis.call('HSET', k, unpack(f))
   if dropLe then redis.call('HDEL', k, 'le') end
@@ -222,7 +229,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	if !s.cluster {
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp}, le.args()...)
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp}, le.args(e.body)...)
 		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)}, args...).Slice()
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
@@ -242,7 +249,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	// jobs reached the outbox, so a reaper finds them if we die first.
 	s.markRunning(ctx, e.id)
 	args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp}, le.args()...)
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp}, le.args(e.body)...)
 	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)}, args...).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound

@@ -164,7 +164,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	le := s.takeHeld(e.id)
 	if !s.cluster {
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)}, le.args()...)
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)}, le.args(e.body)...)
 		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)}, args...).Int64()
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
@@ -181,7 +181,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 		return nil
 	}
 	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
-		append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)}, le.args()...)...).Int64()
+		append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)}, le.args(e.body)...)...).Int64()
 	if errors.Is(err, redis.Nil) {
 		return ErrNotFound
 	}
