@@ -118,6 +118,7 @@ func (r *runner) redisCost() []result {
 		return fail(err)
 	}
 	var out []result
+	sendCPU := 0.0 // Redis CPU per blocking SendMessage, µs
 	for _, sc := range []struct {
 		name string
 		do   func(c *http.Client, w, i int) (string, error)
@@ -153,6 +154,7 @@ func (r *runner) redisCost() []result {
 			probe.perReq(), probe.tripsPerReq(), probe.topList(), m.usecPerReq(probe), m.cpuPerReq())
 		if sc.mem {
 			res.extra += fmt.Sprintf("; memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
+			sendCPU = m.cpuPerReq()
 		}
 		fmt.Fprintf(os.Stderr, "%s\n  in scripts: %s\n  commandstats: %s\n", res.extra, probe.nestedList(), m.statsList())
 		if sc.mem {
@@ -160,6 +162,35 @@ func (r *runner) redisCost() []result {
 				fmt.Fprintf(os.Stderr, "  memory by key shape (bytes per task): %s\n", shapes)
 			}
 		}
+		out = append(out, res)
+	}
+	return append(out, r.redisReplay(ctx, rc, func() (string, error) { return send(cl, 0, 0) }, sendCPU)...)
+}
+
+// redisReplay records one blocking SendMessage's commands and replays
+// them in each replay shape (redis_replay.go): the model's prediction (1
+// s / the Redis CPU per turn measured behind the gateway, sendCPU µs)
+// against what each replay reached.
+func (r *runner) redisReplay(ctx context.Context, rc *redis.Client, send func() (string, error), sendCPU float64) []result {
+	t, err := recordTurn(ctx, rc, send)
+	if err != nil {
+		return []result{{name: "Redis replay", extra: "error: " + err.Error()}}
+	}
+	var out []result
+	for _, sh := range replayShapes {
+		res := result{name: "Redis replay of a blocking SendMessage: " + sh.name}
+		rr, err := replay(ctx, rc, t, r.duration, sh)
+		if err != nil {
+			res.extra = "error: " + err.Error()
+			out = append(out, res)
+			continue
+		}
+		res.requests, res.elapsed = int(rr.turns), rr.elapsed
+		model := 1e6 / max(sendCPU, 1)
+		atFull := rr.turnsPerSec() / max(rr.busy(), 0.01)
+		res.extra = fmt.Sprintf("%d commands sent per turn, %.1f new keys per turn; %.0f turns/s with Redis' main thread %.0f %% busy (%.1f µs CPU per turn) → %.0f turns/s at 100 %%; model (1 s / %.0f µs measured behind the gateway): %.0f turns/s; replay/model %.2f",
+			len(t.cmds), rr.keysPerTurn(), rr.turnsPerSec(), 100*rr.busy(), rr.cpuPerTurn(), atFull, sendCPU, model, atFull/model)
+		fmt.Fprintf(os.Stderr, "%s\n  %s\n", res.name, res.extra)
 		out = append(out, res)
 	}
 	return out
