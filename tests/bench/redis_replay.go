@@ -124,6 +124,9 @@ func (t recordedTurn) fresh(n int64) [][]any {
 	return out
 }
 
+// replaySeq numbers replayed turns across replays (fresh ids).
+var replaySeq atomic.Int64
+
 // replayResult is what a replay measured.
 type replayResult struct {
 	turns   int64
@@ -141,8 +144,7 @@ func (r replayResult) keysPerTurn() float64 { return r.newKeys / float64(max(1, 
 // command of sh.depth fresh turns in one pipeline, step after step. A
 // reply error (a refused lease, a script error) fails the run.
 func replay(ctx context.Context, rc *redis.Client, t recordedTurn, d time.Duration, sh replayShape) (replayResult, error) {
-	var seq, turns atomic.Int64
-	seq.Store(1 << 20)
+	var turns atomic.Int64
 	var firstErr error
 	var errOnce sync.Once
 	before, err := rc.Info(ctx, "cpu", "keyspace").Result()
@@ -161,7 +163,7 @@ func replay(ctx context.Context, rc *redis.Client, t recordedTurn, d time.Durati
 			for time.Now().Before(stop) {
 				batch := make([][][]any, sh.depth)
 				for i := range batch {
-					batch[i] = t.fresh(seq.Add(1))
+					batch[i] = t.fresh(replaySeq.Add(1))
 				}
 				for step := range t.cmds {
 					cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
