@@ -35,7 +35,7 @@ func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Ti
 		return func() {}, true, false
 	}
 	for {
-		l, got, err := leaser.TryLeaseContext(ctx, c.key.owner, c.key.id, contextLeaseTTL)
+		l, got, err := s.tryLease(ctx, leaser, c)
 		if err != nil {
 			s.cfg.Logger.Error("leasing context", errField(err))
 			return nil, false, true
@@ -58,6 +58,23 @@ func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Ti
 			return nil, false, false
 		}
 	}
+}
+
+// tryLease takes c's shared lease once. The record of a context minted
+// for this turn is stored with it, in one round trip (issue 32).
+func (s *Service) tryLease(ctx context.Context, leaser store.ContextLeaser, c *convContext) (store.ContextLease, bool, error) {
+	op := s.st.caps().Opener
+	if c.pending == nil || op == nil {
+		return leaser.TryLeaseContext(ctx, c.key.owner, c.key.id, contextLeaseTTL)
+	}
+	l, created, got, err := op.CreateAndLeaseContext(context.WithoutCancel(ctx), *c.pending, contextLeaseTTL)
+	if err == nil {
+		c.pending = nil
+		if !created {
+			c.fresh.Store(false) // another instance stored it: reload its state
+		}
+	}
+	return l, got, err
 }
 
 // refreshSession reloads the backend state another instance may have

@@ -97,6 +97,7 @@ var (
 	_ PushStore      = (*Redis)(nil)
 	_ ContextLeaser  = (*Redis)(nil)
 	_ ContextCreator = (*Redis)(nil)
+	_ ContextOpener  = (*Redis)(nil)
 )
 
 // OpenRedis connects to Redis and checks that it answers (PING).
