@@ -50,3 +50,15 @@ type ContextOpener interface {
 	// lease (l is then the held lease).
 	CreateAndLeaseContext(ctx context.Context, c ContextRecord, ttl time.Duration) (l ContextLease, created, ok bool, err error)
 }
+
+// FinalReleaser is implemented by stores that can give a context lease
+// up within the write of a turn's final state (issue 32: no round trip
+// of its own at a turn's end).
+type FinalReleaser interface {
+	// ReleaseWithFinalWrite makes this handle's next write of task
+	// taskID in a state that ends a turn also release l, atomically with
+	// the write; l's Release then sends nothing. Where a write cannot (a
+	// Cluster: the lease is in another slot) it does nothing. l's Release
+	// is still called after the write, and forgets the hand-over.
+	ReleaseWithFinalWrite(l ContextLease, taskID string)
+}

@@ -84,8 +84,10 @@ type Redis struct {
 	deferMu sync.Mutex
 	held    map[string]*heldEvents // events not yet written (redis_events.go)
 
-	endedMu sync.Mutex
-	ended   map[string]struct{} // tasks this handle wrote in a final state (redis_events.go)
+	finalMu     sync.Mutex
+	finalLeases map[string]*redisLease // task id → lease its final write gives up (redis_final_lease.go)
+	endedMu     sync.Mutex
+	ended       map[string]struct{} // tasks this handle wrote in a final state (redis_events.go)
 
 	pruneMu    sync.Mutex
 	prunedSeen string // the last entry of the pruned-tasks stream read (redis_prune.go)

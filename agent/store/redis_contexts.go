@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -111,10 +112,19 @@ func (s *Redis) TryLeaseContext(ctx context.Context, owner, id string, ttl time.
 type redisLease struct {
 	s          *Redis
 	key, token string
+	// handedTo is the task whose final write is to release the lease
+	// (redis_final_lease.go; under the store's finalMu); released says
+	// that write did.
+	handedTo string
+	released atomic.Bool
 }
 
-// Renew extends the lease if the token is still the holder's.
+// Renew extends the lease if the token is still the holder's. A lease a
+// final write gave up reports true: it ended as meant, not lost.
 func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error) {
+	if l.released.Load() {
+		return true, nil
+	}
 	n, err := renewScript.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return false, l.s.opErr("renewing context lease", err)
@@ -122,8 +132,13 @@ func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error)
 	return n == 1, nil
 }
 
-// Release deletes the lease if the token is still the holder's.
+// Release deletes the lease if the token is still the holder's; nothing
+// is sent when the task's final write released it.
 func (l *redisLease) Release(ctx context.Context) error {
+	l.s.dropFinalLease(l)
+	if l.released.Load() {
+		return nil
+	}
 	if err := releaseScript.Run(ctx, l.s.c, []string{l.key}, l.token).Err(); err != nil {
 		return l.s.opErr("releasing context lease", err)
 	}

@@ -132,13 +132,16 @@ var ErrTaskReaped = errors.New("writing task: the task was failed after this ins
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms, reap flag, event log TTL ms, traceparent, then the held events
-// (see putRecordLua). Returns {version, jobs queued}.
-var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + `
+// now ms, reap flag, event log TTL ms, traceparent, the lease token of
+// KEYS[4] (optional: a context lease this write gives up, see
+// finalLeaseLua), then the held events (see putRecordLua). Returns
+// {version, jobs queued}.
+var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + finalLeaseLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 21)
+releaseLease(KEYS[4], ARGV[21])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 22)
 if not v then return false end
 if v == -1 then return {-1, 0} end
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -227,10 +230,13 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	}
 	le := s.takeHeld(e.id)
 	if !s.cluster {
+		fl := s.takeFinalLease(t)
+		keys := fl.keys([]string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)})
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp}, le.args(e.body)...)
-		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)}, args...).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp, fl.tokenArg()}, le.args(e.body)...)
+		res, err := putIndexedJobsScript.Run(ctx, s.c, keys, args...).Slice()
+		fl.done(err)
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}

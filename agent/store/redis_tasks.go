@@ -45,12 +45,15 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 //
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
 // then task id, context key part, member, sorted set base key, event log
-// TTL ms, then the held events (see putRecordLua).
-var putIndexedScript = redis.NewScript(putRecordLua + setsLua + `
+// TTL ms, the lease token of KEYS[3] (optional: a context lease this
+// write gives up, see finalLeaseLua), then the held events (see
+// putRecordLua).
+var putIndexedScript = redis.NewScript(putRecordLua + setsLua + finalLeaseLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 12)
+releaseLease(KEYS[3], ARGV[12])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 13)
 if not v then return false end
 if v == -1 then return -1 end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
@@ -163,9 +166,11 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	}
 	le := s.takeHeld(e.id)
 	if !s.cluster {
+		fl := s.takeFinalLease(t)
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)}, le.args(e.body)...)
-		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)}, args...).Int64()
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t), fl.tokenArg()}, le.args(e.body)...)
+		v, err := putIndexedScript.Run(ctx, s.c, fl.keys([]string{s.taskKey(e.id), s.ownerIx(owner)}), args...).Int64()
+		fl.done(err)
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
 		}
