@@ -119,3 +119,43 @@ func checkEvents(t *testing.T, s *Redis, id string, after uint64, want ...string
 		t.Fatalf("events of %s:\n got %v\nwant %v", id, got, want)
 	}
 }
+
+// TestRedisHistoryTail (issue 32, memory): a task whose history ends with
+// its status message stores that message once and reads back whole, by
+// GetTask and ListTasks; a record written before (the message twice)
+// reads as it is.
+func TestRedisHistoryTail(t *testing.T) {
+	s := newTestRedis(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	task := mkTask("t1", "c1", a2a.TaskStateInputRequired, now)
+	user := a2a.Message{Role: a2a.RoleUser, MessageID: "u1", Parts: []a2a.Part{a2a.TextPart("make a VPC")}}
+	answer := a2a.Message{Role: a2a.RoleAgent, MessageID: "m1", Parts: []a2a.Part{a2a.TextPart("which region?")}}
+	task.History = []a2a.Message{user, answer}
+	task.Status.Message = &answer
+	want := mustJSON(t, task)
+	mustPut(t, s, "alice", task)
+	b, _ := s.c.HGet(ctx, s.taskKey("t1"), "b").Result()
+	if !strings.HasSuffix(b, historyTail) || strings.Count(b, "which region?") != 1 {
+		t.Fatalf("stored %q: want the answer once and the tail mark", b)
+	}
+	got, err := s.GetTask(ctx, "alice", "t1")
+	if err != nil || mustJSON(t, got) != want {
+		t.Fatalf("GetTask:\n got %s\nwant %s (%v)", mustJSON(t, got), want, err)
+	}
+	res := mustList(t, s, ListQuery{Owner: "alice", Limit: 5})
+	if len(res.Tasks) != 1 || mustJSON(t, res.Tasks[0]) != want {
+		t.Fatalf("ListTasks: %+v", res.Tasks)
+	}
+	// As written before: the whole history in the JSON, no mark.
+	s.c.HSet(ctx, s.taskKey("t1"), "b", want)
+	if got, err := s.GetTask(ctx, "alice", "t1"); err != nil || mustJSON(t, got) != want {
+		t.Fatalf("old record: %s, %v", mustJSON(t, got), err)
+	}
+	// A history that does not end with the status message is kept whole.
+	task.History = []a2a.Message{answer, user}
+	mustPut(t, s, "alice", task)
+	if b, _ := s.c.HGet(ctx, s.taskKey("t1"), "b").Result(); strings.HasSuffix(b, historyTail) {
+		t.Fatalf("stored %q with the tail mark", b)
+	}
+}

@@ -128,7 +128,7 @@ func (s *Redis) loadPage(ctx context.Context, q ListQuery, members []string) ([]
 			arts, _ = vals[2].(string)
 		}
 		tasks = append(tasks, a2a.Task{})
-		if err := decodeTask(&tasks[len(tasks)-1], []byte(body), []byte(arts), q.IncludeArtifacts); err != nil {
+		if err := decodeRedisTask(&tasks[len(tasks)-1], []byte(body), []byte(arts), q.IncludeArtifacts); err != nil {
 			return nil, err
 		}
 	}

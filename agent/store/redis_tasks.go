@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -109,6 +111,24 @@ redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. ms .. '
 return 1
 `
 
+// historyTail ends a stored task JSON whose history's last message is
+// its status message, left out of the history (issue 32, memory: a turn's
+// answer is both); decodeRedisTask puts it back. JSON holds no raw
+// newline, so a record written before reads as it is.
+const historyTail = "\n+"
+
+// decodeRedisTask is decodeTask for a Redis record's b field.
+func decodeRedisTask(t *a2a.Task, body, arts []byte, withArtifacts bool) error {
+	body, tail := bytes.CutSuffix(body, []byte(historyTail))
+	if err := decodeTask(t, body, arts, withArtifacts); err != nil {
+		return err
+	}
+	if tail && t.Status.Message != nil {
+		t.History = append(t.History, *t.Status.Message)
+	}
+	return nil
+}
+
 // encodedTask is a task ready to be written.
 type encodedTask struct {
 	id, contextID, state string
@@ -135,11 +155,15 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 	}
 	noArts := *t
 	noArts.Artifacts = nil
+	tail := ""
+	if n := len(t.History); n > 0 && t.Status.Message != nil && reflect.DeepEqual(t.History[n-1], *t.Status.Message) {
+		noArts.History, tail = t.History[:n-1], historyTail
+	}
 	body, err := a2a.MarshalJSONString(&noArts)
 	if err != nil {
 		return encodedTask{}, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
-	e.body = body
+	e.body = body + tail
 	if len(t.Artifacts) > 0 {
 		a, err := a2a.MarshalJSONString(t.Artifacts)
 		if err != nil {
@@ -250,7 +274,7 @@ func (s *Redis) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error
 	body, _ := vals[1].(string)
 	arts, _ := vals[2].(string)
 	t := new(a2a.Task)
-	if err := decodeTask(t, []byte(body), []byte(arts), true); err != nil {
+	if err := decodeRedisTask(t, []byte(body), []byte(arts), true); err != nil {
 		return nil, err
 	}
 	return t, nil
