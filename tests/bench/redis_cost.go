@@ -164,7 +164,39 @@ func (r *runner) redisCost() []result {
 		}
 		out = append(out, res)
 	}
+	out = append(out, r.redisListpack(ctx, rc, send))
 	return append(out, r.redisReplay(ctx, rc, func() (string, error) { return send(cl, 0, 0) }, sendCPU)...)
+}
+
+// redisListpackValue is the hash-max-listpack-value the memory variant
+// sets: task records (a JSON field of about 1 KiB) stay listpacks, whose
+// fields cost a few bytes each instead of a hash table entry.
+const redisListpackValue = "4096"
+
+// redisListpack measures the memory per retained task of the blocking
+// send with Redis' hash-max-listpack-value raised (an operator setting),
+// at the run's concurrency, and puts the setting back.
+func (r *runner) redisListpack(ctx context.Context, rc *redis.Client, send func(c *http.Client, w, i int) (string, error)) result {
+	name := "Redis cost: memory per task with hash-max-listpack-value " + redisListpackValue
+	old, err := rc.ConfigGet(ctx, "hash-max-listpack-value").Result()
+	if err != nil {
+		return result{name: name, extra: "error: " + err.Error()}
+	}
+	if err := rc.ConfigSet(ctx, "hash-max-listpack-value", redisListpackValue).Err(); err != nil {
+		return result{name: name, extra: "error: " + err.Error()}
+	}
+	defer rc.ConfigSet(ctx, "hash-max-listpack-value", old["hash-max-listpack-value"])
+	var res result
+	m, err := measureRedis(ctx, rc, func() (int, time.Duration) {
+		res = drive(name, r.concurrency, r.duration, send)
+		return res.requests, res.elapsed
+	})
+	if err != nil {
+		return result{name: name, extra: "error: " + err.Error()}
+	}
+	res.extra = fmt.Sprintf("memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
+	fmt.Fprintf(os.Stderr, "%s\n  %s\n", name, res.extra)
+	return res
 }
 
 // redisReplay records one blocking SendMessage's commands and replays
