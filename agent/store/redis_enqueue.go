@@ -65,7 +65,10 @@ end
 // state other than SUBMITTED or WORKING clears the task's cancel flag
 // (redis_live.go): the turn it was meant for has ended. It reads the
 // record once (HMGET) and writes it once (HSET); a new record has no
-// artifacts or cancel flag to clear (issue 32).
+// artifacts or cancel flag to clear (issue 32). ctx is not stored (issue
+// 32: the JSON holds it, and nothing read the field; records written
+// before keep their c field unread); the argument stays so that the
+// scripts' argument positions do not move.
 //
 // From ARGV[evs] on (when present) come the task's events held by
 // AppendEvents (redis_events.go): log size, le flag, then seq, body
@@ -81,7 +84,7 @@ local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL, evs)
   if h[1] and h[1] ~= owner then return false end
   if h[2] then return -1 end
   local v = (tonumber(h[3]) or 0) + 1
-  local f = {'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body, 'v', v}
+  local f = {'o', owner, 's', state, 'ts', ms, 'b', body, 'v', v}
   if reap == '1' then
     if h[4] ~= '` + string(a2a.TaskStateSubmitted) + `' and h[4] ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
     f[#f+1] = 'r'; f[#f+1] = '1'
