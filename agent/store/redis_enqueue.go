@@ -137,16 +137,20 @@ var ErrTaskReaped = errors.New("writing task: the task was failed after this ins
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
 // now ms, reap flag, event log TTL ms, traceparent, the lease token of
 // KEYS[4] (optional: a context lease this write gives up, see
-// finalLeaseLua), then the held events (see putRecordLua). Returns
-// {version, jobs queued}.
-var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + finalLeaseLua + `
+// finalLeaseLua), the running set and its change (see runLua), then the
+// held events (see putRecordLua). Returns {version, jobs queued}.
+var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + finalLeaseLua + runLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
 releaseLease(KEYS[4], ARGV[21])
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 22)
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 24)
 if not v then return false end
-if v == -1 then return {-1, 0} end
+if v == -1 then
+  trackRun(ARGV[22], ARGV[23], ARGV[7], true)
+  return {-1, 0}
+end
+trackRun(ARGV[22], ARGV[23], ARGV[7], false)
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
 local jobs = makeJobs(KEYS[2], ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[20])
 for _, j in ipairs(jobs) do
@@ -233,11 +237,12 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	}
 	le := s.takeHeld(e.id)
 	if !s.cluster {
-		fl := s.takeFinalLease(t)
+		fl, ro := s.takeFinalLease(t), s.runOpFor(e.id, t.Status.State)
 		keys := fl.keys([]string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)})
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp, fl.tokenArg()}, le.args(e.body)...)
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp, fl.tokenArg(),
+			ro.key, ro.op}, le.args(e.body)...)
 		res, err := putIndexedJobsScript.Run(ctx, s.c, keys, args...).Slice()
 		fl.done(err)
 		if errors.Is(err, redis.Nil) {
@@ -247,10 +252,11 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 			s.putBack(e.id, le)
 			return 0, s.opErr("writing task", err)
 		}
-		if v, _ := res[0].(int64); v == -1 {
+		v, _ := res[0].(int64)
+		s.runOpDone(e.id, ro, v == -1)
+		if v == -1 {
 			return 0, ErrTaskReaped
 		}
-		s.trackRunning(ctx, e.id, t.Status.State)
 		n, _ := res[1].(int64)
 		return int(n), nil
 	}

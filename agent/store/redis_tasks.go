@@ -48,17 +48,21 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
 // then task id, context key part, member, sorted set base key, event log
 // TTL ms, the lease token of KEYS[3] (optional: a context lease this
-// write gives up, see finalLeaseLua), then the held events (see
-// putRecordLua).
-var putIndexedScript = redis.NewScript(putRecordLua + setsLua + finalLeaseLua + `
+// write gives up, see finalLeaseLua), the running set and its change (see
+// runLua), then the held events (see putRecordLua).
+var putIndexedScript = redis.NewScript(putRecordLua + setsLua + finalLeaseLua + runLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
 releaseLease(KEYS[3], ARGV[12])
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 13)
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 15)
 if not v then return false end
-if v == -1 then return -1 end
+if v == -1 then
+  trackRun(ARGV[13], ARGV[14], ARGV[7], true)
+  return -1
+end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
+trackRun(ARGV[13], ARGV[14], ARGV[7], false)
 return v
 `)
 
@@ -190,9 +194,9 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	}
 	le := s.takeHeld(e.id)
 	if !s.cluster {
-		fl := s.takeFinalLease(t)
+		fl, ro := s.takeFinalLease(t), s.runOpFor(e.id, t.Status.State)
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t), fl.tokenArg()}, le.args(e.body)...)
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t), fl.tokenArg(), ro.key, ro.op}, le.args(e.body)...)
 		v, err := putIndexedScript.Run(ctx, s.c, fl.keys([]string{s.taskKey(e.id), s.ownerIx(owner)}), args...).Int64()
 		fl.done(err)
 		if errors.Is(err, redis.Nil) {
@@ -202,11 +206,10 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 			s.putBack(e.id, le)
 			return s.opErr("writing task", err)
 		}
+		s.runOpDone(e.id, ro, v == -1)
 		if v == -1 {
-			s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
 			return ErrTaskReaped
 		}
-		s.trackRunning(ctx, e.id, t.Status.State)
 		return nil
 	}
 	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
