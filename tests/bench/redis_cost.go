@@ -282,42 +282,23 @@ func countList(m map[string]int, n int) string {
 func monitorCommands(ctx context.Context, rc *redis.Client, run func() int) (probeCounts, error) {
 	count := func(f func() int) (probeCounts, time.Duration, error) {
 		p := probeCounts{top: map[string]int{}, nested: map[string]int{}}
-		opt := rc.Options()
-		host, port, _ := strings.Cut(opt.Addr, ":")
-		cmd := exec.Command("redis-cli", "-h", host, "-p", port, "monitor")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return p, 0, err
-		}
-		if err := cmd.Start(); err != nil {
-			return p, 0, fmt.Errorf("redis-cli monitor: %w", err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			for sc.Scan() {
-				name, lua, ok := parseMonitor(sc.Text())
-				if !ok || name == "info" || name == "monitor" {
-					continue
-				}
-				if lua {
-					p.nested[name]++
-				} else {
-					p.top[name]++
-				}
+		var d time.Duration
+		err := underMonitor(ctx, rc, func(line string) {
+			name, lua, ok := parseMonitor(line)
+			if !ok || name == "info" || name == "monitor" {
+				return
 			}
-		}()
-		time.Sleep(300 * time.Millisecond)
-		t0 := time.Now()
-		p.requests = f()
-		d := time.Since(t0)
-		time.Sleep(300 * time.Millisecond)
-		_ = cmd.Process.Kill()
-		<-done
-		_ = cmd.Wait()
-		return p, d, nil
+			if lua {
+				p.nested[name]++
+			} else {
+				p.top[name]++
+			}
+		}, func() {
+			t0 := time.Now()
+			p.requests = f()
+			d = time.Since(t0)
+		})
+		return p, d, err
 	}
 	p, d, err := count(run)
 	if err != nil {
@@ -334,6 +315,37 @@ func monitorCommands(ctx context.Context, rc *redis.Client, run func() int) (pro
 		p.nested[k] = max(0, p.nested[k]-v)
 	}
 	return p, nil
+}
+
+// underMonitor runs run while `redis-cli monitor` feeds every line Redis
+// reports to line (from before run starts to after it ends; line is
+// called on another goroutine, and not after underMonitor returns).
+func underMonitor(ctx context.Context, rc *redis.Client, line func(string), run func()) error {
+	host, port, _ := strings.Cut(rc.Options().Addr, ":")
+	cmd := exec.CommandContext(ctx, "redis-cli", "-h", host, "-p", port, "monitor")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redis-cli monitor: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			line(sc.Text())
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	run()
+	time.Sleep(300 * time.Millisecond)
+	_ = cmd.Process.Kill()
+	<-done
+	_ = cmd.Wait()
+	return nil
 }
 
 // parseMonitor reads a MONITOR line: `ts [db addr] "cmd" …` (addr "lua"

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,33 +49,17 @@ type recordedTurn struct {
 // recordTurn runs do (one request, returning its task id) under MONITOR
 // and keeps the commands that name the task or its context.
 func recordTurn(ctx context.Context, rc *redis.Client, do func() (string, error)) (recordedTurn, error) {
-	host, port, _ := strings.Cut(rc.Options().Addr, ":")
-	cmd := exec.CommandContext(ctx, "redis-cli", "-h", host, "-p", port, "monitor")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return recordedTurn{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return recordedTurn{}, fmt.Errorf("redis-cli monitor: %w", err)
-	}
 	var lines [][]string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			if args, ok := monitorArgs(sc.Text()); ok {
-				lines = append(lines, args)
-			}
+	var id string
+	var derr error
+	err := underMonitor(ctx, rc, func(line string) {
+		if args, ok := monitorArgs(line); ok {
+			lines = append(lines, args)
 		}
-	}()
-	time.Sleep(300 * time.Millisecond)
-	id, err := do()
-	time.Sleep(300 * time.Millisecond)
-	_ = cmd.Process.Kill()
-	<-done
-	_ = cmd.Wait()
+	}, func() { id, derr = do() })
+	if err == nil {
+		err = derr
+	}
 	if err != nil {
 		return recordedTurn{}, err
 	}
