@@ -28,36 +28,53 @@ const (
 // leaseShared takes the store's lease of c until the deadline until.
 // ok is false when another instance holds it all along (or the store
 // failed: failed is set then). release ends the renewals and gives the
-// lease up; it is a no-op for local leases.
-func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Time) (release func(), ok, failed bool) {
+// lease up; it is a no-op for local leases (l is then nil).
+func (s *Service) leaseShared(ctx context.Context, c *convContext, until time.Time) (l store.ContextLease, release func(), ok, failed bool) {
 	leaser := s.st.caps().Leaser
 	if leaser == nil {
-		return func() {}, true, false
+		return nil, func() {}, true, false
 	}
 	for {
-		l, got, err := leaser.TryLeaseContext(ctx, c.key.owner, c.key.id, contextLeaseTTL)
+		l, got, err := s.tryLease(ctx, leaser, c)
 		if err != nil {
 			s.cfg.Logger.Error("leasing context", errField(err))
-			return nil, false, true
+			return nil, nil, false, true
 		}
 		if got {
 			if !c.fresh.Swap(false) {
 				s.refreshSession(ctx, c)
 			}
-			return s.keepLease(l), true, false
+			return l, s.keepLease(l), true, false
 		}
 		wait := time.Until(until)
 		if wait <= 0 {
-			return nil, false, false
+			return nil, nil, false, false
 		}
 		t := time.NewTimer(min(wait, contextLeasePoll))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false, false
+			return nil, nil, false, false
 		}
 	}
+}
+
+// tryLease takes c's shared lease once. The record of a context minted
+// for this turn is stored with it, in one round trip (issue 32).
+func (s *Service) tryLease(ctx context.Context, leaser store.ContextLeaser, c *convContext) (store.ContextLease, bool, error) {
+	op := s.st.caps().Opener
+	if c.pending == nil || op == nil {
+		return leaser.TryLeaseContext(ctx, c.key.owner, c.key.id, contextLeaseTTL)
+	}
+	l, created, got, err := op.CreateAndLeaseContext(context.WithoutCancel(ctx), *c.pending, contextLeaseTTL)
+	if err == nil {
+		c.pending = nil
+		if !created {
+			c.fresh.Store(false) // another instance stored it: reload its state
+		}
+	}
+	return l, got, err
 }
 
 // refreshSession reloads the backend state another instance may have

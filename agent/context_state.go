@@ -36,7 +36,9 @@ func (s *Service) contextFor(ctx context.Context, owner, id, cwd string, minted 
 	case errors.Is(err, store.ErrNotFound):
 		now := time.Now()
 		rec := store.ContextRecord{Owner: owner, ID: id, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
-		if got, ok := s.createShared(ctx, rec); ok {
+		if minted && s.st.caps().Opener != nil {
+			c.pending = &rec // stored with the turn's lease (leaseShared)
+		} else if got, ok := s.createShared(ctx, rec); ok {
 			bound = got.Cwd // another instance may have bound it first
 			c.session.State = got.State
 		} else if err := s.putContextSoon(ctx, rec); err != nil {

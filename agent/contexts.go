@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // ctxKey identifies a conversation context: ids are scoped to their owner.
@@ -30,6 +31,10 @@ type convContext struct {
 	// fresh is set while session.State is as just read from the store (a
 	// shared lease need not reload it: context_lease.go).
 	fresh atomic.Bool
+	// pending is the record of a context minted for its turn, not stored
+	// yet: the turn's shared lease stores it (store.ContextOpener). Set
+	// before ready is closed; then read and cleared by the holder of busy.
+	pending *store.ContextRecord
 }
 
 // acquire takes the context's busy lease, waiting up to wait.

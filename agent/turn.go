@@ -12,6 +12,7 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
+	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // Client-facing status messages (TURN-8, RPC-6, INPUT-1, INPUT-3).
@@ -62,6 +63,9 @@ type turnRun struct {
 	// releaseShared gives the shared context lease up after the final
 	// write, so that another instance's next turn sees this one's result.
 	releaseShared func()
+	// lease is the shared context lease (nil: none), which a store with
+	// Capabilities.FinalRelease gives up within the final write.
+	lease store.ContextLease
 }
 
 // execute runs one turn of r to its final state. A turn waiting in its
@@ -98,6 +102,10 @@ func (s *Service) endTurn(r *run, t *turnRun) {
 	if v := recover(); v != nil {
 		s.cfg.Logger.Error("turn panicked", zap.Any("panic", v), zap.String("correlation_id", t.corr))
 		t.state, t.text = a2a.TaskStateFailed, internalMessage(t.corr)
+	}
+	if fr := s.st.caps().FinalRelease; fr != nil && t.lease != nil {
+		taskID, _ := r.ids()
+		fr.ReleaseWithFinalWrite(t.lease, taskID) // one round trip fewer (issue 32)
 	}
 	final := s.finalize(r, t.state, t.text, &t.ts)
 	if t.releaseShared != nil {
@@ -144,7 +152,7 @@ func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput)
 		}
 	}()
 	// The same context on other instances (SCALE-3; no-op on SQLite).
-	release, leased, failed := s.leaseShared(ctx, c, waitUntil)
+	lease, release, leased, failed := s.leaseShared(ctx, c, waitUntil)
 	if !leased {
 		switch {
 		case errors.Is(context.Cause(ctx), errCanceledByClient):
@@ -159,7 +167,7 @@ func (s *Service) leaseTurn(t *turnRun, r *run, msg *a2a.Message, in *turnInput)
 		}
 		return nil, ""
 	}
-	t.releaseShared = release
+	t.releaseShared, t.lease = release, lease
 	if !acquireSlot(ctx, s.slots, s.cfg.ContextWait) {
 		t.text = msgBusy
 		return nil, ""

@@ -23,6 +23,12 @@ type Capabilities struct {
 	Leaser ContextLeaser
 	// Creator creates context records once across instances.
 	Creator ContextCreator
+	// Opener creates a context record and takes its lease in one round
+	// trip (a turn in a context minted for it).
+	Opener ContextOpener
+	// FinalRelease gives a turn's context lease up with the write of its
+	// final state.
+	FinalRelease FinalReleaser
 	// Blobs keeps artifact payloads for every instance.
 	Blobs BlobStore
 	// Pruner runs retention passes (OPS-5).
@@ -51,7 +57,7 @@ func (s *SQLite) Capabilities() Capabilities {
 // Capabilities implements Capable: every part, shared across instances.
 func (s *Redis) Capabilities() Capabilities {
 	c := Capabilities{Store: s, NoWait: s, Push: s, Events: s, Sent: s, Pruner: s,
-		Shared: s, Leaser: s, Creator: s, Blobs: s, Checker: s}
+		Shared: s, Leaser: s, Creator: s, Opener: s, FinalRelease: s, Blobs: s, Checker: s}
 	if s.inst != nil {
 		c.Lease = s
 	}

@@ -37,3 +37,28 @@ type ContextCreator interface {
 	// Capabilities.Creator: the in-process context table serialises creation.
 	CreateContext(ctx context.Context, c ContextRecord) (*ContextRecord, bool, error)
 }
+
+// ContextOpener is implemented by shared stores that create a context
+// record and take the context's busy lease in one round trip (issue 32):
+// a turn in a context minted for it needs both at its start. A store
+// without it has no Capabilities.Opener: the record is created when the
+// context is, and the lease taken as ContextLeaser says.
+type ContextOpener interface {
+	// CreateAndLeaseContext stores c unless (c.Owner, c.ID) exists and
+	// takes the context's busy lease for ttl when no one holds it, in one
+	// atomic step. created says this call stored c; ok says it took the
+	// lease (l is then the held lease).
+	CreateAndLeaseContext(ctx context.Context, c ContextRecord, ttl time.Duration) (l ContextLease, created, ok bool, err error)
+}
+
+// FinalReleaser is implemented by stores that can give a context lease
+// up within the write of a turn's final state (issue 32: no round trip
+// of its own at a turn's end).
+type FinalReleaser interface {
+	// ReleaseWithFinalWrite makes this handle's next write of task
+	// taskID in a state that ends a turn also release l, atomically with
+	// the write; l's Release then sends nothing. Where a write cannot (a
+	// Cluster: the lease is in another slot) it does nothing. l's Release
+	// is still called after the write, and forgets the hand-over.
+	ReleaseWithFinalWrite(l ContextLease, taskID string)
+}

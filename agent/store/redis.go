@@ -84,8 +84,10 @@ type Redis struct {
 	deferMu sync.Mutex
 	held    map[string]*heldEvents // events not yet written (redis_events.go)
 
-	endedMu sync.Mutex
-	ended   map[string]struct{} // tasks this handle wrote in a final state (redis_events.go)
+	finalMu     sync.Mutex
+	finalLeases map[string]*redisLease // task id → lease its final write gives up (redis_final_lease.go)
+	endedMu     sync.Mutex
+	ended       map[string]struct{} // tasks this handle wrote in a final state (redis_events.go)
 
 	pruneMu    sync.Mutex
 	prunedSeen string // the last entry of the pruned-tasks stream read (redis_prune.go)
@@ -97,6 +99,7 @@ var (
 	_ PushStore      = (*Redis)(nil)
 	_ ContextLeaser  = (*Redis)(nil)
 	_ ContextCreator = (*Redis)(nil)
+	_ ContextOpener  = (*Redis)(nil)
 )
 
 // OpenRedis connects to Redis and checks that it answers (PING).
@@ -237,17 +240,13 @@ func (s *Redis) leaseKey(owner, id string) string { return s.ctxKey(owner, id) +
 func (s *Redis) pageKeyKey() string               { return s.p + "{k}:pagetoken" }
 
 // listKey is the sorted set holding the owner's tasks that match the
-// context and state filters ("" = any).
+// context or state filter ("" = any). With both filters it is the
+// context's set, filtered by state as it is walked (listByContextState).
 func (s *Redis) listKey(owner, contextID, state string) string {
-	return zsetKey(s.ownerBase(owner), keyPart(contextID), state)
-}
-
-func zsetKey(base, ctxPart, state string) string {
+	base := s.ownerBase(owner)
 	switch {
-	case ctxPart != "" && state != "":
-		return base + ":cs:" + ctxPart + ":" + state
-	case ctxPart != "":
-		return base + ":c:" + ctxPart
+	case contextID != "":
+		return base + ":c:" + keyPart(contextID)
 	case state != "":
 		return base + ":s:" + state
 	}

@@ -30,7 +30,7 @@ func fillRedis(b *testing.B, s *Redis, n int) {
 				// The keys and arguments of PutTask's standalone path (redis_tasks.go).
 				putIndexedScript.Eval(bg, p, []string{s.taskKey(e.id), s.ownerIx("o")},
 					"o", e.contextID, e.state, e.statusMS, e.body, e.arts,
-					e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase("o"), s.logTTL(t))
+					e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase("o"), s.logTTL(t), "", "", "")
 			}
 			return nil
 		})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -83,15 +84,21 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
+// newLease returns an unheld lease of the owner's context with a fresh
+// random token.
+func (s *Redis) newLease(owner, id string) *redisLease {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return &redisLease{s: s, key: s.leaseKey(owner, id), token: hex.EncodeToString(b[:])}
+}
+
 // TryLeaseContext takes the context's busy lease (SET NX PX with a random
 // token) for ttl (SCALE-3).
 func (s *Redis) TryLeaseContext(ctx context.Context, owner, id string, ttl time.Duration) (ContextLease, bool, error) {
 	if err := s.live(); err != nil {
 		return nil, false, err
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	l := &redisLease{s: s, key: s.leaseKey(owner, id), token: hex.EncodeToString(b[:])}
+	l := s.newLease(owner, id)
 	ok, err := s.c.SetNX(ctx, l.key, l.token, ttl).Result()
 	if err != nil {
 		return nil, false, s.opErr("leasing context", err)
@@ -105,10 +112,19 @@ func (s *Redis) TryLeaseContext(ctx context.Context, owner, id string, ttl time.
 type redisLease struct {
 	s          *Redis
 	key, token string
+	// handedTo is the task whose final write is to release the lease
+	// (redis_final_lease.go; under the store's finalMu); released says
+	// that write did.
+	handedTo string
+	released atomic.Bool
 }
 
-// Renew extends the lease if the token is still the holder's.
+// Renew extends the lease if the token is still the holder's. A lease a
+// final write gave up reports true: it ended as meant, not lost.
 func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error) {
+	if l.released.Load() {
+		return true, nil
+	}
 	n, err := renewScript.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return false, l.s.opErr("renewing context lease", err)
@@ -116,8 +132,13 @@ func (l *redisLease) Renew(ctx context.Context, ttl time.Duration) (bool, error)
 	return n == 1, nil
 }
 
-// Release deletes the lease if the token is still the holder's.
+// Release deletes the lease if the token is still the holder's; nothing
+// is sent when the task's final write released it.
 func (l *redisLease) Release(ctx context.Context) error {
+	l.s.dropFinalLease(l)
+	if l.released.Load() {
+		return nil
+	}
 	if err := releaseScript.Run(ctx, l.s.c, []string{l.key}, l.token).Err(); err != nil {
 		return l.s.opErr("releasing context lease", err)
 	}
@@ -155,4 +176,50 @@ func (s *Redis) CreateContext(ctx context.Context, c ContextRecord) (*ContextRec
 		return nil, false, err
 	}
 	return got, false, nil
+}
+
+// createLeaseScript is createContextScript and the lease's SET NX PX in
+// one script (one slot: the context's hash tag). KEYS[1] context hash,
+// KEYS[2] lease; ARGV cwd, created ms, updated ms, token, TTL ms. It
+// returns {created, leased}.
+var createLeaseScript = redis.NewScript(`
+local created = 0
+if redis.call('HSETNX', KEYS[1], 'w', ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'c', ARGV[2], 'u', ARGV[3])
+  created = 1
+end
+local leased = 0
+if redis.call('SET', KEYS[2], ARGV[4], 'NX', 'PX', ARGV[5]) then leased = 1 end
+return {created, leased}
+`)
+
+// CreateAndLeaseContext implements ContextOpener: CreateContext and
+// TryLeaseContext in one script (issue 32: one round trip at the start
+// of a turn in a new context).
+func (s *Redis) CreateAndLeaseContext(ctx context.Context, c ContextRecord, ttl time.Duration) (ContextLease, bool, bool, error) {
+	if err := s.live(); err != nil {
+		return nil, false, false, err
+	}
+	l := s.newLease(c.Owner, c.ID)
+	res, err := createLeaseScript.Run(ctx, s.c, []string{s.ctxKey(c.Owner, c.ID), l.key},
+		c.Cwd, c.CreatedAt.UnixMilli(), c.UpdatedAt.UnixMilli(), l.token, ttl.Milliseconds()).Int64Slice()
+	if err != nil {
+		return nil, false, false, s.opErr("creating and leasing context", err)
+	}
+	if len(res) != 2 {
+		return nil, false, false, errors.New("creating and leasing context: unexpected reply")
+	}
+	created, leased := res[0] == 1, res[1] == 1
+	if created && c.State != nil {
+		if err := s.PutContext(ctx, c); err != nil {
+			if leased {
+				_ = l.Release(ctx)
+			}
+			return nil, false, false, err
+		}
+	}
+	if !leased {
+		return nil, created, false, nil
+	}
+	return l, created, true, nil
 }

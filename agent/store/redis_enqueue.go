@@ -65,45 +65,55 @@ end
 // state other than SUBMITTED or WORKING clears the task's cancel flag
 // (redis_live.go): the turn it was meant for has ended. It reads the
 // record once (HMGET) and writes it once (HSET); a new record has no
-// artifacts or cancel flag to clear (issue 32).
+// artifacts or cancel flag to clear (issue 32). ctx is not stored (issue
+// 32: the JSON holds it, and nothing read the field; records written
+// before keep their c field unread); the argument stays so that the
+// scripts' argument positions do not move.
 //
 // From ARGV[evs] on (when present) come the task's events held by
 // AppendEvents (redis_events.go): log size, le flag, then seq, body
 // pairs. They are written with the record: one event ending an unwatched
 // turn of a task without stream goes to the record's le field; otherwise
 // into the stream (created with the le event first, which then leaves
-// the record), like appendEventsScript.
-const putRecordLua = `
+// the record), like appendEventsScript. The le event may be a reference
+// to the task JSON (redis_le.go): one to the record's b is spelled out
+// before b changes, one to the written body where it goes to a stream.
+const putRecordLua = leLua + `
 local function putRecord(k, owner, ctx, state, ms, body, arts, reap, evTTL, evs)
   local h = redis.call('HMGET', k, 'o', 'r', 'v', 's', 'le')
   if h[1] and h[1] ~= owner then return false end
   if h[2] then return -1 end
   local v = (tonumber(h[3]) or 0) + 1
-  local f = {'o', owner, 'c', ctx, 's', state, 'ts', ms, 'b', body, 'v', v}
+  local f = {'o', owner, 's', state, 'ts', ms, 'b', body, 'v', v}
   if reap == '1' then
     if h[4] ~= '` + string(a2a.TaskStateSubmitted) + `' and h[4] ~= '` + string(a2a.TaskStateWorking) + `' then return -1 end
     f[#f+1] = 'r'; f[#f+1] = '1'
   end
   if arts ~= '' then f[#f+1] = 'a'; f[#f+1] = arts end
-  local dropLe = false
+  local dropLe, newLe = false, false
   if evs and #ARGV >= evs + 3 then
     local ev = k .. ':ev'
     local keep = ARGV[evs]
     local stream = redis.call('EXISTS', ev) == 1
     if not stream and ARGV[evs + 1] == '1' and #ARGV == evs + 3 then
       f[#f+1] = 'le'; f[#f+1] = ARGV[evs + 2] .. ' ' .. ARGV[evs + 3]
+      newLe = true
     else
       if not stream and h[5] then
         local seq, b = string.match(h[5], '^(%d+) (.*)$')
         if tonumber(seq) < tonumber(ARGV[evs + 2]) then
-          redis.call('XADD', ev, 'MAXLEN', keep, seq .. '-0', 'b', b)
+          redis.call('XADD', ev, 'MAXLEN', keep, seq .. '-0', 'b', leExpand(b, k))
         end
         dropLe = true
       end
       for i = evs + 2, #ARGV, 2 do
-        redis.pcall('XADD', ev, 'MAXLEN', keep, ARGV[i] .. '-0', 'b', ARGV[i + 1])
+        redis.pcall('XADD', ev, 'MAXLEN', keep, ARGV[i] .. '-0', 'b', leWith(ARGV[i + 1], body))
       end
     end
+  end
+  if h[5] and not newLe and not dropLe and h[1] then
+    local seq, b = string.match(h[5], '^(%d+) (=%d+)$')
+    if seq then f[#f+1] = 'le'; f[#f+1] = seq .. ' ' .. leExpand(b, k) end
   end
   redis.call('HSET', k, unpack(f))
   if dropLe then redis.call('HDEL', k, 'le') end
@@ -125,15 +135,22 @@ var ErrTaskReaped = errors.New("writing task: the task was failed after this ins
 // ARGV owner, context id, state, status ms, body, artifacts, task id,
 // context key part, member, sorted set base key, job key prefix, queue
 // key, job set base key, job id base, payload (base64), now (RFC 3339),
-// now ms, reap flag, event log TTL ms, traceparent, then the held events
-// (see putRecordLua). Returns {version, jobs queued}.
-var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + `
+// now ms, reap flag, event log TTL ms, traceparent, the lease token of
+// KEYS[4] (optional: a context lease this write gives up, see
+// finalLeaseLua), the running set and its change (see runLua), then the
+// held events (see putRecordLua). Returns {version, jobs queued}.
+var putIndexedJobsScript = redis.NewScript(putRecordLua + makeJobsLua + setsLua + finalLeaseLua + runLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 21)
+releaseLease(KEYS[4], ARGV[21])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[18], ARGV[19], 24)
 if not v then return false end
-if v == -1 then return {-1, 0} end
+if v == -1 then
+  trackRun(ARGV[22], ARGV[23], ARGV[7], true)
+  return {-1, 0}
+end
+trackRun(ARGV[22], ARGV[23], ARGV[7], false)
 index(KEYS[3], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
 local jobs = makeJobs(KEYS[2], ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[20])
 for _, j in ipairs(jobs) do
@@ -220,10 +237,14 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	}
 	le := s.takeHeld(e.id)
 	if !s.cluster {
+		fl, ro := s.takeFinalLease(t), s.runOpFor(e.id, t.Status.State)
+		keys := fl.keys([]string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)})
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
 			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner),
-			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp}, le.args()...)
-		res, err := putIndexedJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.ownerIx(owner)}, args...).Slice()
+			s.jobPrefix(), s.queueKey(), s.jobSetBase(e.id), idBase, pay, nowStr, now.UnixMilli(), reapFlag, s.logTTL(t), tp, fl.tokenArg(),
+			ro.key, ro.op}, le.args(e.body)...)
+		res, err := putIndexedJobsScript.Run(ctx, s.c, keys, args...).Slice()
+		fl.done(err)
 		if errors.Is(err, redis.Nil) {
 			return 0, ErrNotFound
 		}
@@ -231,10 +252,11 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 			s.putBack(e.id, le)
 			return 0, s.opErr("writing task", err)
 		}
-		if v, _ := res[0].(int64); v == -1 {
+		v, _ := res[0].(int64)
+		s.runOpDone(e.id, ro, v == -1)
+		if v == -1 {
 			return 0, ErrTaskReaped
 		}
-		s.trackRunning(ctx, e.id, t.Status.State)
 		n, _ := res[1].(int64)
 		return int(n), nil
 	}
@@ -242,7 +264,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	// jobs reached the outbox, so a reaper finds them if we die first.
 	s.markRunning(ctx, e.id)
 	args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp}, le.args()...)
+		s.jobSetBase(e.id), idBase, pay, nowStr, reapFlag, s.logTTL(t), tp}, le.args(e.body)...)
 	res, err := putPendingJobsScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.pushCfgKey(e.id), s.pendingJobsKey(e.id)}, args...).Slice()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrNotFound

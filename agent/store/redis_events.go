@@ -45,7 +45,7 @@ func (s *Redis) eventsKey(id string) string { return s.taskKey(id) + ":ev" }
 //
 // KEYS[1] the stream, KEYS[2] the task hash. ARGV keep, TTL ms, le flag,
 // then seq, body pairs (ascending).
-var appendEventsScript = redis.NewScript(`
+var appendEventsScript = redis.NewScript(leLua + `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[3] == '1' then
     local le = redis.call('HGET', KEYS[2], 'le')
@@ -57,7 +57,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   if le then
     local seq, b = string.match(le, '^(%d+) (.*)$')
     if tonumber(seq) < tonumber(ARGV[4]) then
-      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'b', b)
+      redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], seq .. '-0', 'b', leExpand(b, KEYS[2]))
     end
     redis.call('HDEL', KEYS[2], 'le')
   end
@@ -78,11 +78,13 @@ func endsTurnEvent(ev a2a.StreamResponse) bool {
 	return su != nil && (su.Status.State.Terminal() || su.Status.State.Interrupted())
 }
 
-// leEvent parses a task hash's le field ("<seq> <JSON>").
-func leEvent(taskID, v string) (Event, error) {
-	seq, body, ok := strings.Cut(v, " ")
+// leEvent parses a task hash's le field ("<seq> <JSON>", or "<seq>
+// =<end>" with the hash's b field, redis_le.go).
+func leEvent(taskID, v, b string) (Event, error) {
+	seq, le, ok := strings.Cut(v, " ")
 	n, err := strconv.ParseUint(seq, 10, 64)
-	if !ok || err != nil || n == 0 {
+	body, expanded := leExpand(le, b)
+	if !ok || err != nil || n == 0 || !expanded {
 		return Event{}, fmt.Errorf("reading task events: malformed last event of task %q", taskID)
 	}
 	ev := Event{Seq: n}
@@ -90,6 +92,15 @@ func leEvent(taskID, v string) (Event, error) {
 		return Event{}, fmt.Errorf("decoding stored event of task %q: %w", taskID, err)
 	}
 	return ev, nil
+}
+
+// leFields returns the le and b fields of an HMGET of both.
+func leFields(vals []any) (le, b string) {
+	if len(vals) == 2 {
+		le, _ = vals[0].(string)
+		b, _ = vals[1].(string)
+	}
+	return le, b
 }
 
 // endedTasks bounds the tasks a handle remembers having written in a
@@ -258,19 +269,19 @@ func (s *Redis) Events(ctx context.Context, taskID string, after uint64) ([]Even
 	key := s.eventsKey(taskID)
 	var rng *redis.XMessageSliceCmd
 	var top *redis.XMessageSliceCmd
-	var leCmd *redis.StringCmd
+	var leCmd *redis.SliceCmd
 	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		rng = p.XRange(ctx, key, strconv.FormatUint(after+1, 10)+"-0", "+")
 		top = p.XRevRangeN(ctx, key, "+", "-", 1)
-		leCmd = p.HGet(ctx, s.taskKey(taskID), "le")
+		leCmd = p.HMGet(ctx, s.taskKey(taskID), "le", "b")
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, s.opErr("reading task events", err)
 	}
 	msgs := rng.Val()
-	if v := leCmd.Val(); v != "" && len(msgs) == 0 && len(top.Val()) == 0 {
+	if v, b := leFields(leCmd.Val()); v != "" && len(msgs) == 0 && len(top.Val()) == 0 {
 		// No stream: the log is the le event alone.
-		ev, err := leEvent(taskID, v)
+		ev, err := leEvent(taskID, v, b)
 		if err != nil {
 			return nil, err
 		}

@@ -36,8 +36,10 @@ type heldArgs struct {
 	le    bool
 }
 
-// args are the events' arguments of a write script (see putRecordLua).
-func (h heldArgs) args() []any {
+// args are the events' arguments of a write script (see putRecordLua)
+// that writes the task JSON body: one event ending an unwatched turn is
+// passed as a reference to body when it can be (redis_le.go).
+func (h heldArgs) args(body string) []any {
 	if len(h.pairs) == 0 {
 		return nil
 	}
@@ -45,6 +47,9 @@ func (h heldArgs) args() []any {
 	out = append(out, h.keep, flag(h.le))
 	for _, p := range h.pairs {
 		out = append(out, p)
+	}
+	if h.le && len(h.pairs) == 2 {
+		out[3] = leRef(h.pairs[1], body)
 	}
 	return out
 }

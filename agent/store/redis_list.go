@@ -14,11 +14,12 @@ import (
 
 // ListTasks returns one page of the owner's tasks, status time descending
 // then id descending (RPC-9). The filters pick one of the owner's sorted
-// sets (all, per context, per state, per context and state); the page is
-// a lexicographic range walk (ZRANGE BYLEX REV, max first) of limit+1
-// members from the cursor, and Total
-// is ZCARD (or ZLEXCOUNT from StatusAfter) of the same set, read in the
-// same MULTI. Then the page's records are read in one pipeline.
+// sets (all, per context, per state); the page is a lexicographic range
+// walk (ZRANGE BYLEX REV, max first) of limit+1 members from the cursor,
+// and Total is ZCARD (or ZLEXCOUNT from StatusAfter) of the same set,
+// read in the same MULTI. With both a context and a state filter the
+// context's set is walked and filtered by state in one script
+// (listByState). Then the page's records are read in one pipeline.
 func (s *Redis) ListTasks(ctx context.Context, q ListQuery) (ListResult, error) {
 	if err := s.live(); err != nil {
 		return ListResult{}, err
@@ -26,30 +27,26 @@ func (s *Redis) ListTasks(ctx context.Context, q ListQuery) (ListResult, error) 
 	if q.Limit < 1 {
 		return ListResult{}, fmt.Errorf("listing tasks: limit %d is not positive", q.Limit)
 	}
-	key := s.listKey(q.Owner, q.ContextID, string(q.State))
-	lo, hi := "-", "+"
+	lo := "-"
 	if !q.StatusAfter.IsZero() {
 		lo = "[" + padMS(ceilMilli(q.StatusAfter))
 	}
+	cursor := ""
 	if q.After != nil {
-		hi = "(" + member(q.After.StatusTime.UnixMilli(), q.After.TaskID)
+		cursor = member(q.After.StatusTime.UnixMilli(), q.After.TaskID)
 	}
-	var total *redis.IntCmd
-	var page *redis.StringSliceCmd
-	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if lo == "-" {
-			total = p.ZCard(ctx, key)
-		} else {
-			total = p.ZLexCount(ctx, key, lo, "+")
-		}
-		page = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: hi, Stop: lo, ByLex: true, Rev: true, Count: int64(q.Limit + 1)})
-		return nil
-	})
+	var total int
+	var members []string
+	var err error
+	if q.ContextID != "" && q.State != "" {
+		total, members, err = s.listByState(ctx, q, lo, cursor, q.Limit+1)
+	} else {
+		total, members, err = s.listRange(ctx, s.listKey(q.Owner, q.ContextID, string(q.State)), lo, cursor, q.Limit+1)
+	}
 	if err != nil {
-		return ListResult{}, s.opErr("listing tasks", err)
+		return ListResult{}, err
 	}
-	members := page.Val()
-	res := ListResult{Total: int(total.Val())}
+	res := ListResult{Total: total}
 	if len(members) > q.Limit {
 		last := members[q.Limit-1]
 		ms, id, _ := splitMember(last)
@@ -61,6 +58,31 @@ func (s *Redis) ListTasks(ctx context.Context, q ListQuery) (ListResult, error) 
 		return ListResult{}, err
 	}
 	return res, nil
+}
+
+// listRange reads the total of the sorted set key from lo (ZCARD or
+// ZLEXCOUNT) and up to want members below cursor ("" = from the top) in
+// one MULTI.
+func (s *Redis) listRange(ctx context.Context, key, lo, cursor string, want int) (int, []string, error) {
+	hi := "+"
+	if cursor != "" {
+		hi = "(" + cursor
+	}
+	var total *redis.IntCmd
+	var page *redis.StringSliceCmd
+	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if lo == "-" {
+			total = p.ZCard(ctx, key)
+		} else {
+			total = p.ZLexCount(ctx, key, lo, "+")
+		}
+		page = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: hi, Stop: lo, ByLex: true, Rev: true, Count: int64(want)})
+		return nil
+	})
+	if err != nil {
+		return 0, nil, s.opErr("listing tasks", err)
+	}
+	return int(total.Val()), page.Val(), nil
 }
 
 // splitMember parses a sorted set member (see member).
@@ -106,7 +128,7 @@ func (s *Redis) loadPage(ctx context.Context, q ListQuery, members []string) ([]
 			arts, _ = vals[2].(string)
 		}
 		tasks = append(tasks, a2a.Task{})
-		if err := decodeTask(&tasks[len(tasks)-1], []byte(body), []byte(arts), q.IncludeArtifacts); err != nil {
+		if err := decodeRedisTask(&tasks[len(tasks)-1], []byte(body), []byte(arts), q.IncludeArtifacts); err != nil {
 			return nil, err
 		}
 	}

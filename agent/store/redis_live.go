@@ -120,11 +120,12 @@ func (l *redisLiveSub) Next(ctx context.Context) (Event, bool) {
 // leAfter returns the task's le event when it is above the last one the
 // follower saw.
 func (l *redisLiveSub) leAfter(ctx context.Context) (Event, bool) {
-	v, err := l.s.c.HGet(ctx, l.s.taskKey(l.taskID), "le").Result()
-	if err != nil {
+	vals, err := l.s.c.HMGet(ctx, l.s.taskKey(l.taskID), "le", "b").Result()
+	v, b := leFields(vals)
+	if err != nil || v == "" {
 		return Event{}, false
 	}
-	ev, err := leEvent(l.taskID, v)
+	ev, err := leEvent(l.taskID, v, b)
 	if err != nil || ev.Seq <= l.last {
 		return Event{}, false
 	}

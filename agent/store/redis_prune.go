@@ -49,8 +49,8 @@ return cfgs
 var unindexScript = redis.NewScript(setsLua + `
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if not old then return 0 end
-local _, c, s, m = ixEntry(old, ARGV[1])
-for _, k in ipairs(sets(ARGV[2], c, s)) do redis.call('ZREM', k, m) end
+local _, c, s, m, cs = ixEntry(old, ARGV[1])
+for _, k in ipairs(sets(ARGV[2], c, s, cs)) do redis.call('ZREM', k, m) end
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `)

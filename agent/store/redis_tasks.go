@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -45,58 +47,91 @@ return index(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 //
 // KEYS[1] task hash, KEYS[2] owner index hash. ARGV as putTaskScript,
 // then task id, context key part, member, sorted set base key, event log
-// TTL ms, then the held events (see putRecordLua).
-var putIndexedScript = redis.NewScript(putRecordLua + setsLua + `
+// TTL ms, the lease token of KEYS[3] (optional: a context lease this
+// write gives up, see finalLeaseLua), the running set and its change (see
+// runLua), then the held events (see putRecordLua).
+var putIndexedScript = redis.NewScript(putRecordLua + setsLua + finalLeaseLua + runLua + `
 local function index(ix, id, ver, cpart, state, m, base)
 ` + indexBody + `
 end
-local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 12)
+releaseLease(KEYS[3], ARGV[12])
+local v = putRecord(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], '', ARGV[11], 15)
 if not v then return false end
-if v == -1 then return -1 end
+if v == -1 then
+  trackRun(ARGV[13], ARGV[14], ARGV[7], true)
+  return -1
+end
 index(KEYS[2], ARGV[7], v, ARGV[8], ARGV[3], ARGV[9], ARGV[10])
+trackRun(ARGV[13], ARGV[14], ARGV[7], false)
 return v
 `)
 
-// setsLua defines sets(base, c, s): the owner's sorted sets that hold a
-// task of context key part c in state s; and ixEntry, which reads an
+// setsLua defines sets(base, c, s, cs): the owner's sorted sets that
+// hold a task of context key part c in state s (with cs, also the per
+// context and state set of the layout before issue 32 step 1, which an
+// entry written then still has members in); and ixEntry, which reads an
 // owner index entry.
 const setsLua = `
-local function sets(base, c, s)
+local function sets(base, c, s, cs)
   local k = {base}
   if c ~= '' then k[#k+1] = base .. ':c:' .. c end
   if s ~= '' then k[#k+1] = base .. ':s:' .. s end
-  if c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
+  if cs and c ~= '' and s ~= '' then k[#k+1] = base .. ':cs:' .. c .. ':' .. s end
   return k
 end
 
--- ixEntry reads an owner index entry "version|ctx|state|ms" (issue 32:
--- the status time, not a copy of the member) or, as written before,
--- "version|ctx|state|member"; it returns version, ctx, state, member.
+-- ixEntry reads an owner index entry: "version|ctx|state|ms|" (the
+-- layout without the per context and state set), "version|ctx|state|ms"
+-- (issue 32: the status time, not a copy of the member) or, as written
+-- before, "version|ctx|state|member"; it returns version, ctx, state,
+-- member and whether the task is in a per context and state set too.
 local function ixEntry(e, id)
   local v, c, s, m = string.match(e, '^(%d+)|([^|]*)|([^|]*)|(.*)$')
-  if v and not string.find(m, ':', 1, true) then m = m .. ':' .. id end
-  return v, c, s, m
+  if not v then return v, c, s, m, false end
+  local cs = true
+  if string.sub(m, -1) == '|' then m = string.sub(m, 1, -2); cs = false end
+  if not string.find(m, ':', 1, true) then m = m .. ':' .. id end
+  return v, c, s, m, cs
 end
 `
 
 // indexBody is the body of indexScript over named arguments (after
-// setsLua).
+// setsLua). Old entries move to the new layout on their next write (out
+// of the per context and state set).
 const indexBody = `
 local ms = string.match(m, '^(%d+):')
 local old = redis.call('HGET', ix, id)
 if old then
-  local ov, c, s, om = ixEntry(old, id)
+  local ov, c, s, om, ocs = ixEntry(old, id)
   if tonumber(ov) >= tonumber(ver) then return 0 end
-  if c == cpart and s == state and om == m then
-    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. ms)
+  if not ocs and c == cpart and s == state and om == m then
+    redis.call('HSET', ix, id, ver .. '|' .. c .. '|' .. s .. '|' .. ms .. '|')
     return 1
   end
-  for _, k in ipairs(sets(base, c, s)) do redis.call('ZREM', k, om) end
+  for _, k in ipairs(sets(base, c, s, ocs)) do redis.call('ZREM', k, om) end
 end
-for _, k in ipairs(sets(base, cpart, state)) do redis.call('ZADD', k, 0, m) end
-redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. ms)
+for _, k in ipairs(sets(base, cpart, state, false)) do redis.call('ZADD', k, 0, m) end
+redis.call('HSET', ix, id, ver .. '|' .. cpart .. '|' .. state .. '|' .. ms .. '|')
 return 1
 `
+
+// historyTail ends a stored task JSON whose history's last message is
+// its status message, left out of the history (issue 32, memory: a turn's
+// answer is both); decodeRedisTask puts it back. JSON holds no raw
+// newline, so a record written before reads as it is.
+const historyTail = "\n+"
+
+// decodeRedisTask is decodeTask for a Redis record's b field.
+func decodeRedisTask(t *a2a.Task, body, arts []byte, withArtifacts bool) error {
+	body, tail := bytes.CutSuffix(body, []byte(historyTail))
+	if err := decodeTask(t, body, arts, withArtifacts); err != nil {
+		return err
+	}
+	if tail && t.Status.Message != nil {
+		t.History = append(t.History, *t.Status.Message)
+	}
+	return nil
+}
 
 // encodedTask is a task ready to be written.
 type encodedTask struct {
@@ -124,11 +159,15 @@ func encodeTask(t *a2a.Task) (encodedTask, error) {
 	}
 	noArts := *t
 	noArts.Artifacts = nil
+	tail := ""
+	if n := len(t.History); n > 0 && t.Status.Message != nil && reflect.DeepEqual(t.History[n-1], *t.Status.Message) {
+		noArts.History, tail = t.History[:n-1], historyTail
+	}
 	body, err := a2a.MarshalJSONString(&noArts)
 	if err != nil {
 		return encodedTask{}, fmt.Errorf("encoding task %q: %w", t.ID, err)
 	}
-	e.body = body
+	e.body = body + tail
 	if len(t.Artifacts) > 0 {
 		a, err := a2a.MarshalJSONString(t.Artifacts)
 		if err != nil {
@@ -155,9 +194,11 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	}
 	le := s.takeHeld(e.id)
 	if !s.cluster {
+		fl, ro := s.takeFinalLease(t), s.runOpFor(e.id, t.Status.State)
 		args := append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts,
-			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t)}, le.args()...)
-		v, err := putIndexedScript.Run(ctx, s.c, []string{s.taskKey(e.id), s.ownerIx(owner)}, args...).Int64()
+			e.id, keyPart(e.contextID), member(e.statusMS, e.id), s.ownerBase(owner), s.logTTL(t), fl.tokenArg(), ro.key, ro.op}, le.args(e.body)...)
+		v, err := putIndexedScript.Run(ctx, s.c, fl.keys([]string{s.taskKey(e.id), s.ownerIx(owner)}), args...).Int64()
+		fl.done(err)
 		if errors.Is(err, redis.Nil) {
 			return ErrNotFound
 		}
@@ -165,15 +206,14 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 			s.putBack(e.id, le)
 			return s.opErr("writing task", err)
 		}
+		s.runOpDone(e.id, ro, v == -1)
 		if v == -1 {
-			s.trackRunning(ctx, e.id, a2a.TaskStateFailed)
 			return ErrTaskReaped
 		}
-		s.trackRunning(ctx, e.id, t.Status.State)
 		return nil
 	}
 	version, err := putTaskScript.Run(ctx, s.c, []string{s.taskKey(e.id)},
-		append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)}, le.args()...)...).Int64()
+		append([]any{owner, e.contextID, e.state, e.statusMS, e.body, e.arts, s.logTTL(t)}, le.args(e.body)...)...).Int64()
 	if errors.Is(err, redis.Nil) {
 		return ErrNotFound
 	}
@@ -237,7 +277,7 @@ func (s *Redis) GetTask(ctx context.Context, owner, id string) (*a2a.Task, error
 	body, _ := vals[1].(string)
 	arts, _ := vals[2].(string)
 	t := new(a2a.Task)
-	if err := decodeTask(t, []byte(body), []byte(arts), true); err != nil {
+	if err := decodeRedisTask(t, []byte(body), []byte(arts), true); err != nil {
 		return nil, err
 	}
 	return t, nil

@@ -203,7 +203,7 @@ func TestCapabilities(t *testing.T) {
 		t.Fatal(err)
 	}
 	lc := local.Capabilities()
-	if lc.Shared != nil || lc.Leaser != nil || lc.Creator != nil || lc.Blobs != nil {
+	if lc.Shared != nil || lc.Leaser != nil || lc.Creator != nil || lc.Opener != nil || lc.Blobs != nil {
 		t.Fatalf("SQLite reported as shared: %+v", lc)
 	}
 	if lc.NoWait == nil || lc.Push == nil || lc.Events == nil || lc.Sent == nil || lc.Pruner == nil {
@@ -218,7 +218,7 @@ func TestCapabilities(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := shared.Capabilities()
-	if c.Shared == nil || c.Leaser == nil || c.Creator == nil || c.Blobs == nil || c.Pruner == nil || c.NoWait == nil {
+	if c.Shared == nil || c.Leaser == nil || c.Creator == nil || c.Opener == nil || c.Blobs == nil || c.Pruner == nil || c.NoWait == nil {
 		t.Fatalf("Redis lacks a part: %+v", c)
 	}
 	if c.Events != EventStore(r) || c.Sent != SentMessageStore(r) || c.Shared != SharedEvents(r) {

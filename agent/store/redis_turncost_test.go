@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 
 // The Redis cost of a turn (issue 32, SCALE-1..3), measured on the store
 // API: a blocking SendMessage in a new context does, in order, what the
-// agent does for it — create the context, take its lease, store the final
-// state, log the event that ends the turn, give the lease up.
+// agent does for it — create the context and take its lease (one call),
+// log the event that ends the turn, store the final state, which gives
+// the lease up (Release then sends nothing).
 
 // blockingTurn runs one turn-shaped sequence of task id in a new context
 // of owner.
@@ -25,10 +27,7 @@ func blockingTurn(t testing.TB, s *Redis, owner, id string) {
 	ctx := context.Background()
 	now := time.Now()
 	ctxID := "c-" + id
-	if _, _, err := s.CreateContext(ctx, ContextRecord{Owner: owner, ID: ctxID, CreatedAt: now, UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	l, ok, err := s.TryLeaseContext(ctx, owner, ctxID, 30*time.Second)
+	l, _, ok, err := s.CreateAndLeaseContext(ctx, ContextRecord{Owner: owner, ID: ctxID, CreatedAt: now, UpdatedAt: now}, 30*time.Second)
 	if err != nil || !ok {
 		t.Fatalf("lease: %v, %v", ok, err)
 	}
@@ -39,6 +38,7 @@ func blockingTurn(t testing.TB, s *Redis, owner, id string) {
 	if err := s.AppendEvents(id, []Event{{Seq: 1, Response: ev}}, 0); err != nil {
 		t.Fatal(err)
 	}
+	s.ReleaseWithFinalWrite(l, id) // as the agent's endTurn does
 	if _, err := s.PutTaskWithJobs(ctx, owner, task, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +101,8 @@ func topUsec(t testing.TB, c *redis.Client) float64 {
 }
 
 // TestRedisTurnCommandBudget (issue 32): a blocking turn in a new context
-// costs Redis at most 18 commands (4 round trips; scripts count with
-// the commands they run) on a single node.
+// costs Redis at most 16 commands (scripts count with the commands they
+// run) in at most 2 round trips on a single node.
 func TestRedisTurnCommandBudget(t *testing.T) {
 	s := newTestRedis(t)
 	c := redis.NewClient(&redis.Options{Addr: redisAddr(t)})
@@ -113,8 +113,14 @@ func TestRedisTurnCommandBudget(t *testing.T) {
 	if err := c.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
+	trips := &tripCounter{}
+	s.c.AddHook(trips)
 	for i := range turns {
 		blockingTurn(t, s, "alice", fmt.Sprint("budget-", i))
+	}
+	t.Logf("%.1f round trips per blocking turn", float64(trips.n.Load())/turns)
+	if per := float64(trips.n.Load()) / turns; per > 2 {
+		t.Errorf("a blocking turn costs %.1f round trips; want at most 2 (5 before issue 32)", per)
 	}
 	info, err := c.Info(ctx, "stats").Result()
 	if err != nil {
@@ -128,8 +134,8 @@ func TestRedisTurnCommandBudget(t *testing.T) {
 	}
 	per := float64(total-2) / turns // CONFIG RESETSTAT and INFO
 	t.Logf("%.1f Redis commands per blocking turn (scripts with what they run), %.0f µs of Redis command time (commandstats, top level)", per, topUsec(t, c)/turns)
-	if per > 18 {
-		t.Errorf("a blocking turn costs %.1f Redis commands; want at most 18 (25 before issue 32)", per)
+	if per > 16 {
+		t.Errorf("a blocking turn costs %.1f Redis commands; want at most 16 (25 before issue 32)", per)
 	}
 }
 
@@ -173,5 +179,25 @@ func TestRedisClusterTurnsSpread(t *testing.T) {
 		if share < 0.8/3 || share > 1.2/3 {
 			t.Errorf("primary %d served %.1f %% of the commands; want within ±20 %% of a third", i, 100*share)
 		}
+	}
+}
+
+// tripCounter is a go-redis hook counting round trips: a command or a
+// pipeline is one.
+type tripCounter struct{ n atomic.Int64 }
+
+func (h *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
 	}
 }

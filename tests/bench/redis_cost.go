@@ -118,6 +118,7 @@ func (r *runner) redisCost() []result {
 		return fail(err)
 	}
 	var out []result
+	sendCPU := 0.0 // Redis CPU per blocking SendMessage, µs
 	for _, sc := range []struct {
 		name string
 		do   func(c *http.Client, w, i int) (string, error)
@@ -153,6 +154,7 @@ func (r *runner) redisCost() []result {
 			probe.perReq(), probe.tripsPerReq(), probe.topList(), m.usecPerReq(probe), m.cpuPerReq())
 		if sc.mem {
 			res.extra += fmt.Sprintf("; memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
+			sendCPU = m.cpuPerReq()
 		}
 		fmt.Fprintf(os.Stderr, "%s\n  in scripts: %s\n  commandstats: %s\n", res.extra, probe.nestedList(), m.statsList())
 		if sc.mem {
@@ -160,6 +162,67 @@ func (r *runner) redisCost() []result {
 				fmt.Fprintf(os.Stderr, "  memory by key shape (bytes per task): %s\n", shapes)
 			}
 		}
+		out = append(out, res)
+	}
+	out = append(out, r.redisListpack(ctx, rc, send))
+	return append(out, r.redisReplay(ctx, rc, func() (string, error) { return send(cl, 0, 0) }, sendCPU)...)
+}
+
+// redisListpackValue is the hash-max-listpack-value the memory variant
+// sets: task records (a JSON field of about 1 KiB) stay listpacks, whose
+// fields cost a few bytes each instead of a hash table entry.
+const redisListpackValue = "4096"
+
+// redisListpack measures the memory per retained task of the blocking
+// send with Redis' hash-max-listpack-value raised (an operator setting),
+// at the run's concurrency, and puts the setting back.
+func (r *runner) redisListpack(ctx context.Context, rc *redis.Client, send func(c *http.Client, w, i int) (string, error)) result {
+	name := "Redis cost: memory per task with hash-max-listpack-value " + redisListpackValue
+	old, err := rc.ConfigGet(ctx, "hash-max-listpack-value").Result()
+	if err != nil {
+		return result{name: name, extra: "error: " + err.Error()}
+	}
+	if err := rc.ConfigSet(ctx, "hash-max-listpack-value", redisListpackValue).Err(); err != nil {
+		return result{name: name, extra: "error: " + err.Error()}
+	}
+	defer rc.ConfigSet(ctx, "hash-max-listpack-value", old["hash-max-listpack-value"])
+	var res result
+	m, err := measureRedis(ctx, rc, func() (int, time.Duration) {
+		res = drive(name, r.concurrency, r.duration, send)
+		return res.requests, res.elapsed
+	})
+	if err != nil {
+		return result{name: name, extra: "error: " + err.Error()}
+	}
+	res.extra = fmt.Sprintf("memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
+	fmt.Fprintf(os.Stderr, "%s\n  %s\n", name, res.extra)
+	return res
+}
+
+// redisReplay records one blocking SendMessage's commands and replays
+// them in each replay shape (redis_replay.go): the model's prediction (1
+// s / the Redis CPU per turn measured behind the gateway, sendCPU µs)
+// against what each replay reached.
+func (r *runner) redisReplay(ctx context.Context, rc *redis.Client, send func() (string, error), sendCPU float64) []result {
+	t, err := recordTurn(ctx, rc, send)
+	if err != nil {
+		return []result{{name: "Redis replay", extra: "error: " + err.Error()}}
+	}
+	var out []result
+	for _, sh := range replayShapes {
+		res := result{name: "Redis replay of a blocking SendMessage: " + sh.name}
+		rr, err := replay(ctx, rc, t, r.duration, sh)
+		if err != nil {
+			res.extra = "error: " + err.Error()
+			out = append(out, res)
+			continue
+		}
+		res.requests, res.elapsed = int(rr.turns), rr.elapsed
+		model := 1e6 / max(sendCPU, 1)
+		atFull := rr.turnsPerSec() / max(rr.busy(), 0.01)
+		res.extra = fmt.Sprintf("%d commands sent per turn, %.1f new keys per turn; %.0f turns/s with Redis' main thread %.0f %% busy (%.1f µs CPU per turn) → %.0f turns/s at 100 %%; model (1 s / %.0f µs measured behind the gateway): %.0f turns/s; replay/model %.2f",
+			len(t.cmds), rr.keysPerTurn(), rr.turnsPerSec(), 100*rr.busy(), rr.cpuPerTurn(), atFull, sendCPU, model, atFull/model)
+		fmt.Fprintf(os.Stderr, "%s\n  %s\n", res.name, res.extra)
 		out = append(out, res)
 	}
 	return out
@@ -219,42 +282,23 @@ func countList(m map[string]int, n int) string {
 func monitorCommands(ctx context.Context, rc *redis.Client, run func() int) (probeCounts, error) {
 	count := func(f func() int) (probeCounts, time.Duration, error) {
 		p := probeCounts{top: map[string]int{}, nested: map[string]int{}}
-		opt := rc.Options()
-		host, port, _ := strings.Cut(opt.Addr, ":")
-		cmd := exec.Command("redis-cli", "-h", host, "-p", port, "monitor")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return p, 0, err
-		}
-		if err := cmd.Start(); err != nil {
-			return p, 0, fmt.Errorf("redis-cli monitor: %w", err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			for sc.Scan() {
-				name, lua, ok := parseMonitor(sc.Text())
-				if !ok || name == "info" || name == "monitor" {
-					continue
-				}
-				if lua {
-					p.nested[name]++
-				} else {
-					p.top[name]++
-				}
+		var d time.Duration
+		err := underMonitor(ctx, rc, func(line string) {
+			name, lua, ok := parseMonitor(line)
+			if !ok || name == "info" || name == "monitor" {
+				return
 			}
-		}()
-		time.Sleep(300 * time.Millisecond)
-		t0 := time.Now()
-		p.requests = f()
-		d := time.Since(t0)
-		time.Sleep(300 * time.Millisecond)
-		_ = cmd.Process.Kill()
-		<-done
-		_ = cmd.Wait()
-		return p, d, nil
+			if lua {
+				p.nested[name]++
+			} else {
+				p.top[name]++
+			}
+		}, func() {
+			t0 := time.Now()
+			p.requests = f()
+			d = time.Since(t0)
+		})
+		return p, d, err
 	}
 	p, d, err := count(run)
 	if err != nil {
@@ -271,6 +315,37 @@ func monitorCommands(ctx context.Context, rc *redis.Client, run func() int) (pro
 		p.nested[k] = max(0, p.nested[k]-v)
 	}
 	return p, nil
+}
+
+// underMonitor runs run while `redis-cli monitor` feeds every line Redis
+// reports to line (from before run starts to after it ends; line is
+// called on another goroutine, and not after underMonitor returns).
+func underMonitor(ctx context.Context, rc *redis.Client, line func(string), run func()) error {
+	host, port, _ := strings.Cut(rc.Options().Addr, ":")
+	cmd := exec.CommandContext(ctx, "redis-cli", "-h", host, "-p", port, "monitor")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("redis-cli monitor: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			line(sc.Text())
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	run()
+	time.Sleep(300 * time.Millisecond)
+	_ = cmd.Process.Kill()
+	<-done
+	_ = cmd.Wait()
+	return nil
 }
 
 // parseMonitor reads a MONITOR line: `ts [db addr] "cmd" …` (addr "lua"
