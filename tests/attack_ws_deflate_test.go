@@ -207,6 +207,7 @@ func heapInuse(t *testing.T, gw *harness.Gateway) float64 {
 // limit), the gateway's heap does not grow by the inflated sizes, and the
 // binding still serves a normal client afterwards.
 func TestAttackWebSocketCompressionBomb(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name ws-bomb

@@ -28,6 +28,7 @@ func ownerGlobal(dataDir string) string {
 }
 
 func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
+	t.Parallel()
 	recv := newPushReceiver(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	slow := "backend echo {\n\t\tchunks 30\n\t\tdelay 100ms\n\t}"
@@ -92,6 +93,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 // Validation of a config whose data directory does not exist creates
 // nothing there (no store, no keys, no lock).
 func TestOpsValidateCreatesNoDataDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "Caddyfile")
@@ -113,6 +115,7 @@ func TestOpsValidateCreatesNoDataDir(t *testing.T) {
 }
 
 func TestOpsSecondGatewayRefused(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	a := harness.StartGatewayWith(t, opsSite("first", "backend echo"), harness.Options{Global: ownerGlobal(dataDir)})
 	b := harness.StartGatewayWith(t, opsSite("second", "backend echo"), harness.Options{Global: ownerGlobal(dataDir), NoHealthWait: true})
@@ -141,6 +144,7 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 
 // OPS-7: kill -9 of the gateway mid-turn takes the exec agent with it.
 func TestOpsExecAgentDiesWithGateway(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "agent.pid")
 	script := filepath.Join(dir, "agent.sh")
@@ -193,6 +197,7 @@ func TestOpsExecAgentDiesWithGateway(t *testing.T) {
 // token seals it with the key ring). Ten starts: Caddy starts its apps in
 // map order, so each start has about even odds of serving HTTP first.
 func TestOpsFirstRequestsWaitForStart(t *testing.T) {
+	t.Parallel()
 	site := `a2a {
 	card {
 		name early
