@@ -31,7 +31,9 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	t.Parallel()
 	recv := newPushReceiver(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
-	slow := "backend echo {\n\t\tchunks 30\n\t\tdelay 100ms\n\t}"
+	// 8 s of turn: both validation commands must run inside it, also on a
+	// busy machine (30 chunks, 3 s, was too short beside parallel tests).
+	slow := "backend echo {\n\t\tchunks 80\n\t\tdelay 100ms\n\t}"
 	gw := harness.StartGatewayWith(t, opsSite("owner", slow), harness.Options{Admin: true, Global: ownerGlobal(dataDir)})
 
 	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
@@ -43,7 +45,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	id := bkStr(task, "id")
 
 	// Both validation commands, from another working directory, while the
-	// turn runs (30 chunks × 100ms).
+	// turn runs (80 chunks × 100ms).
 	for _, args := range [][]string{
 		{"validate", "--config", gw.ConfigPath, "--adapter", "caddyfile"},
 		{"adapt", "--config", gw.ConfigPath, "--validate"},
