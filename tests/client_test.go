@@ -351,7 +351,9 @@ func TestClientCancel(t *testing.T) {
 // TestClientSubscribe follows a running task from a second process.
 func TestClientSubscribe(t *testing.T) {
 	t.Parallel()
-	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 10\n\t\tdelay 100ms\n\t}\n}")
+	// 10 chunks 500ms apart: the background turn runs 5 s, so the
+	// subscribe (a new process) starts inside it on a busy machine too.
+	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 10\n\t\tdelay 500ms\n\t}\n}")
 	r := clientRun(t, "", nil, "call", "--json", "--no-stream", "--history", "0", gw.URL, "x")
 	r.wantCode(t, 0)
 	// --no-stream blocks until input-required; start a new turn on that
@@ -365,7 +367,7 @@ func TestClientSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bg.Wait()
-	// The background turn runs (1s of chunks) before the subscribe.
+	// The background turn runs (5 s of chunks) before the subscribe.
 	harness.WaitState(t, gw.URL, tid, "TASK_STATE_WORKING", 10*time.Second)
 	r = clientRun(t, "", nil, "task", "subscribe", gw.URL, tid)
 	r.wantCode(t, 0)

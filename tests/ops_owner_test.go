@@ -31,9 +31,11 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	t.Parallel()
 	recv := newPushReceiver(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
-	// 8 s of turn: both validation commands must run inside it, also on a
-	// busy machine (30 chunks, 3 s, was too short beside parallel tests).
-	slow := "backend echo {\n\t\tchunks 80\n\t\tdelay 100ms\n\t}"
+	// 8 s of turn ("Echo: a slow turn" in 16 chunks, 500ms apart): both
+	// validation commands must run inside it, also on a busy machine
+	// (chunks 30 with delay 100ms was 1.7 s: the echo backend makes at most
+	// one chunk per rune of its answer).
+	slow := "backend echo {\n\t\tchunks 16\n\t\tdelay 500ms\n\t}"
 	gw := harness.StartGatewayWith(t, opsSite("owner", slow), harness.Options{Admin: true, Global: ownerGlobal(dataDir)})
 
 	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
@@ -45,7 +47,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	id := bkStr(task, "id")
 
 	// Both validation commands, from another working directory, while the
-	// turn runs (80 chunks × 100ms).
+	// turn runs.
 	for _, args := range [][]string{
 		{"validate", "--config", gw.ConfigPath, "--adapter", "caddyfile"},
 		{"adapt", "--config", gw.ConfigPath, "--validate"},
