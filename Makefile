@@ -42,11 +42,13 @@ fmt-check:
 ## -race excludes (//go:build !race: the heap budget, RPC-6; the parked
 ## turn's stack, issue 17) without it.
 ## Caddy's XDG dirs point at a temp dir made for the run and removed after
-## it; the exit status is the tests'.
+## it; the exit status is the tests'. ./tests/ (the end-to-end tests, the
+## longest package) is listed first so that go test builds and starts it
+## first and runs the other packages beside it, not before it.
 test: vet fmt-check
 	@tmp="$$(mktemp -d)" || exit 1; \
 	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
-		$(GO) test -race -count=1 ./... && \
+		$(GO) test -race -count=1 ./tests/ ./... && \
 	XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
 		$(GO) test -count=1 -run '^(TestIdleContextHeap|TestIdleTurnStackIsSmall)$$' ./agent/; \
 	status=$$?; rm -rf "$$tmp"; exit $$status

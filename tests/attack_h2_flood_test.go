@@ -152,6 +152,7 @@ func hpackString(s string) []byte {
 // measured, most of it socket buffers), and a gRPC call
 // and /health on other connections answer during and after.
 func TestAttackHTTP2HeaderFloods(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name h2-flood

@@ -100,6 +100,7 @@ func smuggleOnce(t *testing.T, addr, method, path, upgrade, smugglePath, auth st
 // answers 101, none opens a tunnel, and the paths the proxies block stay
 // blocked; unauthenticated upgrades to the gateway are 401.
 func TestAttackH2CSmuggling(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name h2c-smuggle

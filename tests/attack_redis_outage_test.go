@@ -35,6 +35,7 @@ func settled(state string) bool {
 // The same with one gateway (no other instance to reap its turns), with
 // the same checks.
 func TestAttackRedisOutageLongerThanLease(t *testing.T) {
+	t.Parallel()
 	t.Run("two instances", func(t *testing.T) { redisOutageDuringTurns(t, 2) })
 	t.Run("one instance", func(t *testing.T) { redisOutageDuringTurns(t, 1) })
 }

@@ -134,24 +134,50 @@ func (w *rawWS) closeCode(d time.Duration) int {
 }
 
 // deflateBomb returns a raw DEFLATE stream (the permessage-deflate form,
-// without the trailing 00 00 ff ff) of size zero bytes inside a JSON-RPC
-// string, and its compressed size.
+// without the trailing 00 00 ff ff) of size bytes 'a' inside a JSON-RPC
+// string. Only the first two MiB are compressed: the sync-flushed block
+// of the second MiB decodes to a MiB of 'a' after any MiB of 'a', so it
+// is repeated for the rest (compressing 256 MiB at BestCompression took
+// most of this test's 26 s in a race build; the inflated bytes are the
+// same).
 func deflateBomb(t *testing.T, size int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	fw, _ := flate.NewWriter(&buf, flate.BestCompression)
 	_, _ = fw.Write([]byte(`{"id":"1","payload":{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`))
-	zeros := make([]byte, 1<<20)
-	for i := range zeros {
-		zeros[i] = 'a'
-	}
-	for written := 0; written < size; written += len(zeros) {
-		_, _ = fw.Write(zeros)
-	}
+	chunk := bytes.Repeat([]byte{'a'}, 1<<20)
+	_, _ = fw.Write(chunk)
+	_ = fw.Flush()
+	head := buf.Len()
+	_, _ = fw.Write(chunk)
+	_ = fw.Flush()
+	block := bytes.Clone(buf.Bytes()[head:])
+	tail := buf.Len()
 	_, _ = fw.Write([]byte(`"}}}`))
 	_ = fw.Flush()
-	b := buf.Bytes()
-	return bytes.TrimSuffix(b, []byte{0, 0, 0xff, 0xff})
+	out := bytes.Clone(buf.Bytes()[:head])
+	for written := len(chunk); written < size; written += len(chunk) {
+		out = append(out, block...)
+	}
+	out = append(out, buf.Bytes()[tail:]...)
+	return bytes.TrimSuffix(out, []byte{0, 0, 0xff, 0xff})
+}
+
+// TestDeflateBombInflates: deflateBomb's repeated block inflates to the
+// size asked for (checked on 4 MiB; the attack test sends 64 and 256).
+func TestDeflateBombInflates(t *testing.T) {
+	t.Parallel()
+	const size = 4 << 20
+	r := flate.NewReader(bytes.NewReader(append(deflateBomb(t, size), 0, 0, 0xff, 0xff)))
+	got, err := io.ReadAll(r)
+	if err != nil && err != io.ErrUnexpectedEOF { // no final block: the permessage-deflate form
+		t.Fatal(err)
+	}
+	head, rest, ok := bytes.Cut(got, []byte(`"params":{"id":"`))
+	body, ok2 := bytes.CutSuffix(rest, []byte(`"}}}`))
+	if !ok || !ok2 || !bytes.HasPrefix(head, []byte(`{"id":"1"`)) || len(body) != size || len(bytes.Trim(body, "a")) != 0 {
+		t.Fatalf("the bomb inflated to %d bytes (want %d 'a' in a GetTask request)", len(got), size)
+	}
 }
 
 // heapInuse reads go_memstats_heap_inuse_bytes from the admin /metrics.
@@ -181,6 +207,7 @@ func heapInuse(t *testing.T, gw *harness.Gateway) float64 {
 // limit), the gateway's heap does not grow by the inflated sizes, and the
 // binding still serves a normal client afterwards.
 func TestAttackWebSocketCompressionBomb(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name ws-bomb

@@ -104,6 +104,7 @@ func h2cPost(t *testing.T, url string) *http.Response {
 // detail where grpc is on, and the HTTP answer where it is off. (Redis
 // Streams: the conformance table's "no credentials" row.)
 func TestUnauthenticatedAnswers(t *testing.T) {
+	t.Parallel()
 	for _, grpcOn := range []bool{true, false} {
 		name := "grpc off"
 		if grpcOn {

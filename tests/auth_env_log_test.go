@@ -11,6 +11,7 @@ import (
 // on a site without an auth block are named once at start, with no_env
 // as the way out, never with their values; with no_env nothing is logged.
 func TestAuthEnvLogged(t *testing.T) {
+	t.Parallel()
 	env := harness.Options{Env: []string{"IACCODE_A2A_HTTP_TOKEN=env-tok-s3cret", "IACCODE_A2A_API_KEY=env-key-s3cret"}}
 	gw := harness.StartGatewayWith(t, "a2a {\n\tcard {\n\t\tname envlog\n\t}\n}", env)
 	expect401(t, gw.URL+"/", nil, 2)

@@ -42,6 +42,7 @@ func writeClientPEM(t *testing.T, dir string, c tls.Certificate) (certFile, keyF
 }
 
 func TestMTLSRequireWithBearer(t *testing.T) {
+	t.Parallel()
 	ca := newMTLSCA(t, "mtls and test CA")
 	now := time.Now()
 	svc := ca.client(t, "spiffe://example.org/svc", now.Add(-time.Hour), now.Add(time.Hour))

@@ -83,6 +83,7 @@ func (ca *mtlsCA) client(t *testing.T, id string, notBefore, notAfter time.Time)
 }
 
 func TestMTLSPrincipals(t *testing.T) {
+	t.Parallel()
 	ca, other := newMTLSCA(t, "mtls test CA"), newMTLSCA(t, "another CA")
 	now := time.Now()
 	svc := ca.client(t, "spiffe://example.org/svc", now.Add(-time.Hour), now.Add(time.Hour))

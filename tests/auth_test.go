@@ -41,6 +41,7 @@ func expectPass(t *testing.T, url string, hdr map[string]string) {
 }
 
 func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
 	hash, err := bcrypt.GenerateFromPassword([]byte("builder"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +115,7 @@ func TestAuthMatrix(t *testing.T) {
 }
 
 func TestAuthEnvDefaults(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {`+cardBlock+`
 		auth {
 		}
@@ -137,6 +139,7 @@ func TestAuthEnvDefaults(t *testing.T) {
 }
 
 func TestAuthNoEnvAndOff(t *testing.T) {
+	t.Parallel()
 	env := harness.Options{Env: []string{"IACCODE_A2A_HTTP_TOKEN=env-token"}}
 	// no_env: env ignored, no scheme -> pass-through, card without security
 	gw := harness.StartGatewayWith(t, `a2a {`+cardBlock+`

@@ -17,6 +17,7 @@ import (
 )
 
 func TestBackendA2AGoSDKThroughGateway(t *testing.T) {
+	t.Parallel()
 	js := clientStartJSServer(t)
 	proxy := newRecordingProxy(t, js)
 	gw := harness.StartGatewayWith(t, `a2a {

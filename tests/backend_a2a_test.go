@@ -165,6 +165,7 @@ func statusText(task map[string]any) string {
 }
 
 func TestBackendA2AUpstreamJS(t *testing.T) {
+	t.Parallel()
 	js := clientStartJSServer(t)
 	proxy := newRecordingProxy(t, js)
 	gw := startA2AFront(t, proxy.srv.URL, a2aUpstreamToken)
@@ -244,6 +245,7 @@ func TestBackendA2AUpstreamJS(t *testing.T) {
 // credential fails the turn with the credential message (TURN-8); an
 // unreachable upstream is a transient failure.
 func TestBackendA2AUpstreamAuth(t *testing.T) {
+	t.Parallel()
 	js := clientStartJSServer(t)
 	proxy := newRecordingProxy(t, js)
 	gw := startA2AFront(t, proxy.srv.URL, "wrong-secret")
@@ -263,6 +265,7 @@ func TestBackendA2AUpstreamAuth(t *testing.T) {
 // input-required upstream task continued by the follow-up on the same
 // gateway task, cancel forwarded as tasks/cancel, restart (TURN-9).
 func TestBackendA2AUpstream03(t *testing.T) {
+	t.Parallel()
 	up := startJSScript(t, "server_v03.mjs")
 	proxy := newRecordingProxy(t, up)
 	gw := startA2AFront(t, proxy.srv.URL, a2aUpstreamToken)
@@ -334,6 +337,7 @@ func TestBackendA2AUpstream03(t *testing.T) {
 // TestBackendA2AAdapt: the Caddyfile options of `backend a2a` (TURN-9) and
 // legacy_v03 (RPC-2) adapt and validate; bad ones are refused.
 func TestBackendA2AAdapt(t *testing.T) {
+	t.Parallel()
 	adapt := func(site string) (string, error) { return adaptA2A(t, site) }
 	out, err := adapt(`legacy_v03
 backend a2a https://up.example/ {
@@ -372,6 +376,7 @@ backend a2a https://up.example/ {
 // notification for a task whose upstream (a plain 0.3 agent) has no push
 // at all (TURN-9, PUSH-1).
 func TestBackendA2APushForPlainUpstream(t *testing.T) {
+	t.Parallel()
 	up := startJSScript(t, "server_v03.mjs")
 	proxy := newRecordingProxy(t, up)
 	hits := make(chan map[string]any, 4)

@@ -19,6 +19,7 @@ func adaptA2A(t *testing.T, site string) (string, error) {
 // The Caddyfile options of the backends and input limits adapt to the
 // documented JSON fields, and bad values are refused with a clear error.
 func TestBackendsAdaptOptions(t *testing.T) {
+	t.Parallel()
 	adapt := func(site string) (string, error) { return adaptA2A(t, site) }
 	out, err := adapt(`backend exec /bin/true a b {
 	env K V

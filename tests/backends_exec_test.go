@@ -45,6 +45,7 @@ func bkExecSite(name, script, mode, siteExtra, backendExtra string) string {
 // TURN-1, TURN-6, TURN-6a, TURN-7: every event type of the protocol
 // reaches the client in order and the artifacts are stored and served.
 func TestBackendsExecAllEvents(t *testing.T) {
+	t.Parallel()
 	gw := bkExecGateway(t, "per_turn", "")
 	events := harness.At(gw.URL, harness.Bearer("tok-alice")).Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("all-events please", "", nil)}).Rest(30 * time.Second)
 	if len(events) < 5 {
@@ -152,6 +153,7 @@ func TestBackendsExecAllEvents(t *testing.T) {
 // Appendix A: a message event as the only content makes the blocking reply
 // a direct Message.
 func TestBackendsExecMessageReply(t *testing.T) {
+	t.Parallel()
 	gw := bkExecGateway(t, "per_turn", "")
 	res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("message-reply", "", nil)})
 	if rpcErr != nil {
@@ -172,6 +174,7 @@ func TestBackendsExecMessageReply(t *testing.T) {
 // TURN-3: per_context keeps one process per context; cancel with an
 // answered cancel line keeps it; TURN-8 crash and malformed output.
 func TestBackendsExecPerContext(t *testing.T) {
+	t.Parallel()
 	gw := bkExecGateway(t, "per_context", "")
 	ctxID := "bk-ctx-" + time.Now().Format("150405.000")
 	send := func(text string) (string, string) {
@@ -236,6 +239,7 @@ func TestBackendsExecPerContext(t *testing.T) {
 // TURN-3: per_turn cancel and timeout terminate the process group; the
 // environment is scrubbed and the cwd is the workspace.
 func TestBackendsExecPerTurnCancelTimeout(t *testing.T) {
+	t.Parallel()
 	gw := bkExecGateway(t, "per_turn", "timeout 2s")
 	res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage("env-check", "", map[string]any{"iac_code": map[string]any{"cwd": gw.Dir}})})
 	if rpcErr != nil {

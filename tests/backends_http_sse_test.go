@@ -18,6 +18,7 @@ import (
 // and a stream beyond max_output_size fail the turn as an invalid agent
 // response, without the upstream's bytes.
 func TestBackendsHTTPSSEFraming(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		req, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))

@@ -103,6 +103,7 @@ func bkTurnUpstream(t *testing.T) (*httptest.Server, *bkUpstream) {
 }
 
 func TestBackendsHTTP(t *testing.T) {
+	t.Parallel()
 	srv, up := bkTurnUpstream(t)
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
@@ -236,6 +237,7 @@ func bkOpenAIServer(t *testing.T) (*httptest.Server, *bkUpstream) {
 }
 
 func TestBackendsOpenAI(t *testing.T) {
+	t.Parallel()
 	srv, up := bkOpenAIServer(t)
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {

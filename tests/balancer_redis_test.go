@@ -54,6 +54,7 @@ func startBalanced(t *testing.T, backend string) (string, []*harness.Gateway) {
 // events in order; CancelTask stops a running turn; ListTasks counts
 // every task.
 func TestBalancerTwoGateways(t *testing.T) {
+	t.Parallel()
 	// "Echo: <prompt>" in up to 40 chunks 100ms apart: a short prompt
 	// answers in under a second, slowPrompt in 4s.
 	lb, gws := startBalanced(t, "backend echo {\n\t\tdelay 100ms\n\t\tchunks 40\n\t}")

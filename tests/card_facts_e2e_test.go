@@ -26,6 +26,7 @@ var factFields = []string{"security", "push_notifications", "thinking_types", "l
 	"dedupe_window", "dedupe_always", "push_sign", "websocket_path", "bindings"}
 
 func TestCardFactsDerivedFromAgent(t *testing.T) {
+	t.Parallel()
 	key := writeECKey(t, t.TempDir())
 	gw := harness.StartGatewayWith(t, `	a2a {
 		card {

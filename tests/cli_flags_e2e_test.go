@@ -15,6 +15,7 @@ import (
 // card of the client commands too (card get, task list), --verify-key works
 // on `card verify`, and the older --jwks is still accepted everywhere.
 func TestCLIOneTrustVocabulary(t *testing.T) {
+	t.Parallel()
 	gw := startSignedGateway(t, "")
 	jwksURL := gw.URL + "/.well-known/jwks.json"
 	jwksFile := filepath.Join(t.TempDir(), "jwks.json")
@@ -58,6 +59,7 @@ func TestCLIOneTrustVocabulary(t *testing.T) {
 // exit 3), and `push dead requeue` without an id is a usage error with one
 // line (it used to print two and exit 3).
 func TestCLIOneHeaderRuleAndUsageExit(t *testing.T) {
+	t.Parallel()
 	card := filepath.Join(t.TempDir(), "card.json")
 	if err := os.WriteFile(card, []byte(`{"name":"x"}`), 0o600); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ done
 // suggests --token only when none was given; an exec agent's end text is
 // printed once by call and task subscribe; tasks and task are one command.
 func TestCLIMessages(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(script, []byte(cliAgentScript), 0o755); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestListModules(t *testing.T) {
+	t.Parallel()
 	out, err := harness.Run(t, t.TempDir(), "list-modules")
 	if err != nil {
 		t.Fatalf("list-modules: %v\n%s", err, out)
@@ -33,6 +34,7 @@ func TestListModules(t *testing.T) {
 // creates neither that directory nor ./data in the checkout (OPS-6; tests
 // write only under temp dirs).
 func TestAdaptExample(t *testing.T) {
+	t.Parallel()
 	repoData := filepath.Join(harness.RepoRoot(), "data")
 	_, statErr := os.Stat(repoData)
 	hadRepoData := statErr == nil
@@ -60,6 +62,7 @@ func TestAdaptExample(t *testing.T) {
 }
 
 func TestBadCaddyfilesRejected(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, site, want string
 	}{
@@ -88,6 +91,7 @@ func wantAdaptError(t *testing.T, site, want string) {
 }
 
 func TestProvisionErrorsRejected(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, site, want, secret string
 	}{
@@ -117,6 +121,7 @@ func TestProvisionErrorsRejected(t *testing.T) {
 }
 
 func TestRedisHarness(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	if r, err := harness.RedisCommand(addr, "SET", "k", "hello world"); err != nil || r != "+OK" {
 		t.Fatalf("SET = %q, %v", r, err)

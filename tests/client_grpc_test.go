@@ -19,6 +19,7 @@ import (
 )
 
 func TestClientGRPCBinding(t *testing.T) {
+	t.Parallel()
 	gw := interopStartGRPCGateway(t, "backend echo", false)
 
 	r := clientRun(t, "", nil, "call", "--json", "--binding", "grpc", gw.BaseURL, "hello over grpc")
@@ -80,6 +81,7 @@ func TestClientGRPCBinding(t *testing.T) {
 // (`tls internal`): the library with the TLS settings of its HTTP client,
 // the CLI with the system roots (SSL_CERT_FILE names the test CA).
 func TestClientGRPCBindingTLS(t *testing.T) {
+	t.Parallel()
 	gw := interopStartGRPCGateway(t, "backend echo", true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -33,7 +33,12 @@ func clientStartJSServer(t *testing.T) string {
 func startJSScript(t *testing.T, script string) string {
 	t.Helper()
 	node, dir := interopNodeSDK(t)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
+	func() {
+		interopJSInstallMu.Lock()
+		defer interopJSInstallMu.Unlock()
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err == nil {
+			return
+		}
 		// The SDK is installed but express (added for server.mjs) is not.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -42,7 +47,7 @@ func startJSScript(t *testing.T, script string) string {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 		}
-	}
+	}()
 	port := harness.FreePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, script, fmt.Sprint(port))
@@ -86,6 +91,7 @@ func startJSScript(t *testing.T, script string) string {
 }
 
 func TestClientInteropJSServer(t *testing.T) {
+	t.Parallel()
 	base := clientStartJSServer(t)
 
 	// The card names the SDK server and its JSONRPC interface first.

@@ -160,6 +160,7 @@ const clientEcho = "a2a {\n\tcard {\n\t\tname client-e2e\n\t}\n\tbackend echo {\
 // the plain (piped) output, a follow-up in the same context and task,
 // --no-stream, the REST binding, task get and task list.
 func TestClientCallStreamFollowUp(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, clientEcho)
 
 	// Streaming call, machine output.
@@ -258,6 +259,7 @@ func TestClientCallStreamFollowUp(t *testing.T) {
 // TestClientFilesCwdData checks --file (text and binary), --data and --cwd
 // reach the agent as parts and metadata.
 func TestClientFilesCwdData(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, clientEcho)
 	dir := t.TempDir()
 	txt := filepath.Join(dir, "notes.md")
@@ -306,6 +308,7 @@ func TestClientFilesCwdData(t *testing.T) {
 // TestClientCancel starts a slow streaming call, cancels the task from a
 // second CLI process and checks the first exits 1 (task canceled).
 func TestClientCancel(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 40\n\t\tdelay 150ms\n\t}\n}")
 	call := clientStart(t, "call", "--json", gw.URL, "a long prompt to echo back slowly")
 	taskID := call.taskID()
@@ -347,7 +350,10 @@ func TestClientCancel(t *testing.T) {
 
 // TestClientSubscribe follows a running task from a second process.
 func TestClientSubscribe(t *testing.T) {
-	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 10\n\t\tdelay 100ms\n\t}\n}")
+	t.Parallel()
+	// 10 chunks 500ms apart: the background turn runs 5 s, so the
+	// subscribe (a new process) starts inside it on a busy machine too.
+	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 10\n\t\tdelay 500ms\n\t}\n}")
 	r := clientRun(t, "", nil, "call", "--json", "--no-stream", "--history", "0", gw.URL, "x")
 	r.wantCode(t, 0)
 	// --no-stream blocks until input-required; start a new turn on that
@@ -361,7 +367,7 @@ func TestClientSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bg.Wait()
-	// The background turn runs (1s of chunks) before the subscribe.
+	// The background turn runs (5 s of chunks) before the subscribe.
 	harness.WaitState(t, gw.URL, tid, "TASK_STATE_WORKING", 10*time.Second)
 	r = clientRun(t, "", nil, "task", "subscribe", gw.URL, tid)
 	r.wantCode(t, 0)
@@ -374,6 +380,7 @@ func TestClientSubscribe(t *testing.T) {
 // is enabled the gateway answers PushNotificationNotSupported, which must
 // surface as one error line and exit code 3.
 func TestClientPushConfigs(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, clientEcho)
 	r := clientRun(t, "", nil, "call", "--json", "--no-stream", gw.URL, "push me")
 	r.wantCode(t, 0)
@@ -419,6 +426,7 @@ func TestClientPushConfigs(t *testing.T) {
 // TestClientErrors checks CLI-2: every error path prints one line and the
 // documented exit code.
 func TestClientErrors(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, clientEcho)
 	authed := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname authed\n\t}\n\tauth {\n\t\tbearer s3cret-token\n\t}\n\tbackend echo\n}")
 	badCard := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -499,6 +507,7 @@ func TestClientErrors(t *testing.T) {
 // notification token and the authentication credentials masked as
 // "…(set)" unless --show-secrets, in both output forms.
 func TestClientPushSecretsMasked(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `a2a {
 	card {
 		name client-push
@@ -573,6 +582,7 @@ func TestClientPushSecretsMasked(t *testing.T) {
 // task get, list, cancel (ending a stream in another process) and
 // subscribe, and the auth error of an unauthenticated upgrade.
 func TestClientWebSocketBinding(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `a2a {
 	card {
 		name ws-client

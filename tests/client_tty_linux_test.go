@@ -111,6 +111,7 @@ var (
 )
 
 func TestClientTTY(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname tty\n\t}\n\tbackend echo {\n\t\tchunks 6\n\t\tdelay 150ms\n\t}\n}")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -150,6 +151,7 @@ func TestClientTTY(t *testing.T) {
 // TestClientInterrupt checks Ctrl-C: on a TTY the client asks and cancels
 // on "y"; with --cancel-on-interrupt (piped) it cancels without asking.
 func TestClientInterrupt(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname slow\n\t}\n\tbackend echo {\n\t\tchunks 60\n\t\tdelay 150ms\n\t}\n}")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -496,6 +496,7 @@ func confSite(redisAddr string) string {
 
 // TestConformanceBindings runs the conformance table over every binding.
 func TestConformanceBindings(t *testing.T) {
+	t.Parallel()
 	redisAddr := harness.StartRedis(t)
 	gw := harness.StartGatewayWith(t, confSite(redisAddr), harness.Options{Global: "servers {\n\tprotocols h1 h2 h2c\n}"})
 

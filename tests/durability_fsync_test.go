@@ -24,6 +24,7 @@ import (
 )
 
 func TestDurabilityAcknowledgedIsSynced(t *testing.T) {
+	t.Parallel()
 	strace := harness.NeedTool(t, "strace", "the fsync trace test")
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	defer hook.Close()

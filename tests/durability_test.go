@@ -19,6 +19,7 @@ type protoList struct {
 }
 
 func TestDurabilityRestart(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "a2a-data")
 	g := protoStartWith(t, protoOpts{backend: protoFastEcho, dataDir: dataDir})
 
@@ -70,6 +71,7 @@ func TestDurabilityRestart(t *testing.T) {
 }
 
 func TestDurabilityKillFailsRunningTask(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "a2a-data")
 	g := protoStartWith(t, protoOpts{backend: protoFastEcho, dataDir: dataDir})
 	idle := g.send(map[string]any{"message": protoMsg("waiting for input", "", "")})
@@ -135,6 +137,7 @@ func TestDurabilityKillFailsRunningTask(t *testing.T) {
 }
 
 func TestDurabilityGracefulStopLetsTurnsFinish(t *testing.T) {
+	t.Parallel()
 	// OPS-3: shutdown lets running turns finish up to the grace period, then
 	// marks the rest failed.
 	dataDir := filepath.Join(t.TempDir(), "a2a-data")

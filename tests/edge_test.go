@@ -37,6 +37,7 @@ func do(t *testing.T, method, url string, hdr map[string]string) (*http.Response
 }
 
 func TestHealthAndCard(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {"+cardBlock+"}")
 
 	resp, body := do(t, "GET", gw.URL+"/health", nil)
@@ -156,6 +157,7 @@ func TestHealthAndCard(t *testing.T) {
 }
 
 func TestCardLastModifiedStableAcrossRestart(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {"+cardBlock+"}")
 	r1, _ := do(t, "GET", gw.URL+"/.well-known/agent-card.json", nil)
 	time.Sleep(1100 * time.Millisecond) // sleep: Last-Modified has 1 s resolution
@@ -168,6 +170,7 @@ func TestCardLastModifiedStableAcrossRestart(t *testing.T) {
 }
 
 func TestCardPublicURLAndForwarded(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {"+strings.Replace(cardBlock, "max_age 90s", "public_url https://agent.example.com", 1)+"}")
 	_, body := do(t, "GET", gw.URL+"/.well-known/agent-card.json", map[string]string{"X-Forwarded-Host": "evil.example"})
 	if !strings.Contains(string(body), `"url":"https://agent.example.com/"`) || strings.Contains(string(body), "evil") {

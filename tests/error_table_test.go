@@ -227,6 +227,7 @@ func etTable(env *etEnv) []etCase {
 
 // TestErrorTable runs the §5.4 table over JSON-RPC, HTTP+JSON and gRPC.
 func TestErrorTable(t *testing.T) {
+	t.Parallel()
 	env := &etEnv{sites: map[string]*harness.Gateway{
 		"main": startErrorTableGateway(t),
 		"ext": harness.StartGatewayWith(t, `a2a {

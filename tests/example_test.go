@@ -60,6 +60,7 @@ func exampleRun(t *testing.T, dir, cfg string, env []string, port int) *bytes.Bu
 // queue under the data folder, no TLS — and answers health, the iac-code
 // card (CARD-5) and a SendMessage.
 func TestExampleRunsAsShipped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port := harness.FreePort(t)
 	exampleRun(t, dir, filepath.Join(harness.RepoRoot(), "Caddyfile.example"),
@@ -92,6 +93,7 @@ func TestExampleRunsAsShipped(t *testing.T) {
 // served — health, the card through the CLI, a 404 JSON body for unknown
 // paths — and A2A_ADMIN moves Caddy's admin endpoint.
 func TestExampleDefaultAddresses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port, admin := harness.FreePort(t), harness.FreePort(t)
 	src, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "Caddyfile.example"))

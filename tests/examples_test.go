@@ -61,6 +61,7 @@ func exampleAdapt(t *testing.T, rel string, validate bool, env ...string) (strin
 // TestExamplesAdapt: every Caddyfile under examples/ adapts; those that
 // need no outside service also validate (their modules provision).
 func TestExamplesAdapt(t *testing.T) {
+	t.Parallel()
 	// Files whose provisioning needs a service a test does not run: adapt only.
 	adaptOnly := map[string]bool{
 		filepath.Join("examples", "redis-two-gateways", "gateway.Caddyfile"):  true,
@@ -85,6 +86,7 @@ func TestExamplesAdapt(t *testing.T) {
 // (echo; the bash agent) from their own directory, fetches the card and
 // sends one message.
 func TestExamplesRun(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		dir, name, token, want string
 	}{
@@ -127,6 +129,7 @@ func TestExamplesRun(t *testing.T) {
 // TestReadmeFirstCaddyfile keeps the README's first Caddyfile the file
 // examples/echo/Caddyfile runs (its comment header aside).
 func TestReadmeFirstCaddyfile(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -115,6 +115,7 @@ func checkFsyncTrace(r io.Reader) fsyncReport {
 // TestCheckFsyncTrace: the checker on hand-written traces, with a sync
 // that another thread's WAL write overlaps (issue 33.4).
 func TestCheckFsyncTrace(t *testing.T) {
+	t.Parallel()
 	const ack = `10 write(9<TCP:[127.0.0.1:80->127.0.0.1:5000]>, "HTTP/1.1 200 OK\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 60) = 60`
 	for _, tc := range []struct {
 		name                     string

@@ -60,6 +60,7 @@ func (n *goldenNormalizer) apply(s string) string {
 }
 
 func TestGoldenWire(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `	a2a {
 		`+echoCard("golden-agent", "Echo agent for the golden wire test.")+`
 		backend echo {

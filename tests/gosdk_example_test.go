@@ -19,6 +19,7 @@ import (
 // uncommented (nothing else changed) is usable from the official Go SDK:
 // a2a-go discovers the card, sends and streams with the token.
 func TestExampleA2AGoWithToken(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(harness.RepoRoot(), "Caddyfile.example"))
 	if err != nil {
 		t.Fatal(err)

@@ -114,6 +114,7 @@ func gosdkSession(ctx context.Context) context.Context { return a2aclient.Attach
 // the form; one that sets protojson is not readable by a2a-go. `card
 // validate` warns that the form is not the spec's, with no error.
 func TestGoSDKSecuredCard(t *testing.T) {
+	t.Parallel()
 	gw := gosdkStartSecured(t, "security_requirements_form a2a-go")
 	raw := string(harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "").Raw)
 	if !strings.Contains(raw, `"securityRequirements":[{"schemes":{"bearerAuth":[]}}]`) || !strings.Contains(raw, `"signatures":[`) {
@@ -263,6 +264,7 @@ func gosdkCancel(t *testing.T, ctx context.Context, client *a2aclient.Client, bi
 // v2.3.1 cannot discover it (the failure of a2a-go issue 430); `card
 // validate` says so and names the option.
 func TestGoSDKSecuredCardNeedsTheOption(t *testing.T) {
+	t.Parallel()
 	gw := gosdkStartSecured(t, "")
 	raw := string(harness.At(gw.URL+"/.well-known/agent-card.json").Do(t, "GET", "").Raw)
 	if !strings.Contains(raw, `"securityRequirements":[{"schemes":{"bearerAuth":{"list":[]}}}]`) {

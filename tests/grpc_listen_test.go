@@ -22,6 +22,7 @@ import (
 )
 
 func TestGRPCListen(t *testing.T) {
+	t.Parallel()
 	listen := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
 	site := func(desc string) string {
 		return "a2a {\n\tcard {\n\t\tname listen\n\t\tdescription " + desc + "\n\t}\n\tauth {\n\t\tbearer " + grpcTestToken + "\n\t\tno_env\n\t}\n\t" +
@@ -148,6 +149,7 @@ func TestGRPCListen(t *testing.T) {
 // OPS-9: a second gateway asking for the same grpc listen address
 // (which SO_REUSEPORT would let it bind) is refused, naming the address.
 func TestGRPCListenSecondGatewayRefused(t *testing.T) {
+	t.Parallel()
 	listen := "127.0.0.1:" + strconv.Itoa(harness.FreePort(t))
 	block := "grpc {\n\t\tlisten " + listen + "\n\t}"
 	harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname first\n\t}\n\t"+block+"\n}")
@@ -159,6 +161,7 @@ func TestGRPCListenSecondGatewayRefused(t *testing.T) {
 // address without tls_cert/tls_key stops the start with an error naming
 // the option.
 func TestGRPCListenNeedsTLSOffLoopback(t *testing.T) {
+	t.Parallel()
 	line := startupFails(t, "run", "", "\t\tgrpc {\n\t\t\tlisten 0.0.0.0:"+strconv.Itoa(harness.FreePort(t))+"\n\t\t}")
 	wantAll(t, line, "grpc listen", "non-loopback", "tls_cert")
 }

@@ -30,6 +30,7 @@ import (
 )
 
 func TestGRPCListenTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

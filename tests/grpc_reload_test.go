@@ -17,6 +17,7 @@ import (
 )
 
 func TestGRPCStreamOutlivesReload(t *testing.T) {
+	t.Parallel()
 	site := func(name string) string {
 		return "a2a {\n\tcard {\n\t\tname " + name + "\n\t}\n\towner_scope shared\n\t" + interopSlowEcho + "\n\tgrpc\n}"
 	}

@@ -82,6 +82,7 @@ func cardInterfaces(t *testing.T, base string) map[string]string {
 }
 
 func TestGRPCStatusCodes(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name grpc-agent
@@ -193,6 +194,7 @@ func TestGRPCStatusCodes(t *testing.T) {
 
 // XPORT-2: without the grpc option the card has no GRPC interface.
 func TestGRPCNotAdvertisedWhenOff(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname plain-agent\n\t}\n}")
 	got := cardInterfaces(t, gw.URL)
 	if _, ok := got["GRPC"]; ok || got["JSONRPC"] == "" {
@@ -202,6 +204,7 @@ func TestGRPCNotAdvertisedWhenOff(t *testing.T) {
 
 // XPORT-1: the gRPC binding over a Unix socket (`bind unix//path`, h2c).
 func TestGRPCUnixSocket(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `http://{{ADDR}} {
 	bind unix/{{DIR}}/a2a.sock
 	a2a {

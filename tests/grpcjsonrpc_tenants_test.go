@@ -15,6 +15,7 @@ import (
 )
 
 func TestGRPCJSONRPCTenants(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name gj-root

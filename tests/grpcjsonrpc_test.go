@@ -115,6 +115,7 @@ func gjStream(t *testing.T, st grpc.ServerStreamingClient[envelopepb.JsonRpcEnve
 // TestGRPCJSONRPCRawClient: unary and streaming calls, and auth from the
 // metadata, with the generated stubs.
 func TestGRPCJSONRPCRawClient(t *testing.T) {
+	t.Parallel()
 	gw := gjStart(t, "", false)
 	c := gjClient(t, gw.Addr)
 
@@ -208,6 +209,7 @@ func TestGRPCJSONRPCRawClient(t *testing.T) {
 // streaming method on Send is refused before any turn, and an envelope
 // above max_body_size is RESOURCE_EXHAUSTED.
 func TestGRPCJSONRPCRefusals(t *testing.T) {
+	t.Parallel()
 	gw := gjStart(t, "max_body_size 4MiB", false)
 	c := gjClient(t, gw.Addr)
 	alice := gjCtx(t, "authorization", "Bearer "+gjToken)
@@ -264,6 +266,7 @@ func TestGRPCJSONRPCRefusals(t *testing.T) {
 // config reload runs to its final envelope (OPS-3), and the new config
 // serves the next call.
 func TestGRPCJSONRPCStreamOutlivesReload(t *testing.T) {
+	t.Parallel()
 	gw := gjStart(t, interopSlowEcho, true)
 	c := gjClient(t, gw.Addr)
 	alice := gjCtx(t, "authorization", "Bearer "+gjToken)
@@ -298,6 +301,7 @@ func TestGRPCJSONRPCStreamOutlivesReload(t *testing.T) {
 // gRPC target, and `caddy a2a call --binding grpc-jsonrpc` streams and
 // calls over it (h2c for an http:// agent).
 func TestGRPCJSONRPCCardAndCLI(t *testing.T) {
+	t.Parallel()
 	gw := gjStart(t, "", false)
 	ifaces := cardInterfaces(t, gw.URL)
 	if ifaces["grpc-jsonrpc"] != gw.Addr {

@@ -104,6 +104,7 @@ func idemCardExt(t *testing.T, url string) map[string]any {
 // extension gets the first task back (echoed) and invalid params for
 // another body.
 func TestIdempotentSendOptIn(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, idemSite(""))
 	ext := idemCardExt(t, gw.URL)
 	p, _ := ext["params"].(map[string]any)
@@ -186,6 +187,7 @@ func TestIdempotentSendOptIn(t *testing.T) {
 // blocking send gets its task snapshot; a streaming resend of a streamed
 // send streams the first turn's events from its start; no second turn.
 func TestIdempotentSendStreaming(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho)
 	m := protoMsg("only once", "", "")
 	first, _ := rpcSend(t, g.URL, m, idemExt)
@@ -235,6 +237,7 @@ func TestIdempotentSendStreaming(t *testing.T) {
 // that activates nothing (the card says params.always); `dedupe_window
 // off` deduplicates nobody and the card does not declare the extension.
 func TestDedupeAlwaysAndOff(t *testing.T) {
+	t.Parallel()
 	always := harness.StartGateway(t, idemSite("dedupe always"))
 	if p, _ := idemCardExt(t, always.URL)["params"].(map[string]any); p["always"] != true {
 		t.Errorf("dedupe always: card params %v, want always true", p)

@@ -253,6 +253,7 @@ func jwtPEM(t *testing.T, pub *rsa.PublicKey) string {
 // the start with an error naming the configured issuer; so does a
 // provider that cannot be reached, within discovery_timeout.
 func TestIdentityOIDCIssuerMixUp(t *testing.T) {
+	t.Parallel()
 	p := idp.Start(t, oidcAgent)
 	mirror := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := http.Get(p.Issuer + r.URL.Path)
@@ -286,6 +287,7 @@ func TestIdentityOIDCIssuerMixUp(t *testing.T) {
 // the provider (client credentials) and calls an upstream gateway that
 // accepts only the provider's tokens; the token is reused across turns.
 func TestIdentityUpstreamOAuth2(t *testing.T) {
+	t.Parallel()
 	p := idp.Start(t, oidcAgent)
 	upstream := oidcStart(t, oidcSite(p.Issuer, p.TokenURL))
 	front := oidcStart(t, `a2a {

@@ -67,6 +67,7 @@ func identityScopesSite(issuer string) string {
 // allow/deny, per-skill scopes and the filtered extended card with tokens
 // of the real OpenID provider.
 func TestIdentityScopesWithProviderTokens(t *testing.T) {
+	t.Parallel()
 	p := idp.Start(t, oidcAgent)
 	gw := oidcStart(t, identityScopesSite(p.Issuer))
 	// One service client, tokens with different scopes: the principal is

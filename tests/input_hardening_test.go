@@ -92,6 +92,7 @@ func ihFileMessage(path, mediaType, cwd string) map[string]any {
 // instance's data dir in the temp root; the error is the usual path-free
 // one, and ordinary files next to them still are readable.
 func TestInputDataDirNotReadable(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +172,7 @@ func TestInputDataDirNotReadable(t *testing.T) {
 // carries anything but the regular file, no request hangs, and the
 // gateway's goroutines do not grow.
 func TestInputSwapRaceOverTheBinary(t *testing.T) {
+	t.Parallel()
 	const secretEnv = "IH_SWAP_SECRET=env-secret-4711"
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
@@ -324,6 +326,7 @@ func ihCwdOf(res map[string]any) string {
 // (the binding is stored); continuing the task with a different cwd is
 // refused with InvalidParams and leaves the task as it was.
 func TestInputFollowUpRunsInBoundCwd(t *testing.T) {
+	t.Parallel()
 	gw := ihExecGateway(t, "")
 	dir, _ := filepath.EvalSymlinks(gw.Dir)
 	proj, other := filepath.Join(dir, "proj"), filepath.Join(dir, "other")
@@ -389,6 +392,7 @@ func TestInputFollowUpRunsInBoundCwd(t *testing.T) {
 // at start with one line naming default_cwd; a default_cwd inside is where
 // a message without cwd runs.
 func TestInputDefaultCwdInsideRoots(t *testing.T) {
+	t.Parallel()
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	allowed, outside := filepath.Join(root, "allowed"), filepath.Join(root, "outside")
 	work := filepath.Join(allowed, "work")
@@ -437,6 +441,7 @@ func TestInputDefaultCwdInsideRoots(t *testing.T) {
 // card signing keys, in a directory of the temp root) are not input
 // either, while another file next to them is.
 func TestInputKeyFilesNotReadable(t *testing.T) {
+	t.Parallel()
 	gw := startSignedGateway(t, "")
 	var keyDir string
 	for _, l := range strings.Split(func() string { b, _ := os.ReadFile(gw.ConfigPath); return string(b) }(), "\n") {

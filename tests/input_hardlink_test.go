@@ -19,6 +19,7 @@ import (
 // it is refused with the path-free error, while a hard link to an ordinary
 // file is still read.
 func TestInputHardLinkToStateRefused(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 const interopSlowEcho = "backend echo {\n\t\t\tchunks 20\n\t\t\tdelay 150ms\n\t\t}"
 
 func TestInteropGoSDK(t *testing.T) {
+	t.Parallel()
 	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON} {
 		t.Run(string(binding), func(t *testing.T) {
 			t.Parallel()

@@ -104,6 +104,7 @@ func interopStartGRPCGateway(t *testing.T, backendBlock string, tlsOn bool) *int
 // operations, over h2c and over TLS; every call carried a2a-version 1.0
 // and went over gRPC.
 func TestInteropGoSDKGRPC(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"h2c", "tls"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,9 +50,15 @@ func interopNodeSDK(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// interopJSInstallMu keeps parallel tests from running `npm ci` in the
+// same directory at once.
+var interopJSInstallMu sync.Mutex
+
 // interopJSInstall runs `npm ci` in dir when the SDK is not installed yet.
 func interopJSInstall(t *testing.T, dir string) {
 	t.Helper()
+	interopJSInstallMu.Lock()
+	defer interopJSInstallMu.Unlock()
 	pkg := filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")
 	if b, err := os.ReadFile(pkg); err == nil {
 		var p struct{ Version string }
@@ -75,6 +82,7 @@ func interopJSInstall(t *testing.T, dir string) {
 }
 
 func TestInteropJSSDK(t *testing.T) {
+	t.Parallel()
 	node, dir := interopNodeSDK(t)
 
 	fast := interopStartGateway(t, "backend echo")

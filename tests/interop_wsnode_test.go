@@ -14,6 +14,7 @@ import (
 )
 
 func TestInteropWebSocketNode(t *testing.T) {
+	t.Parallel()
 	node, dir := interopNodeSDK(t)
 	gw := harness.StartGateway(t, wsSite)
 

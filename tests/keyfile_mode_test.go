@@ -24,6 +24,7 @@ import (
 // message naming the file, its mode and the fix (never the key); at 0600
 // the same config starts and serves the JWKS.
 func TestPrivateKeyFileMode(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("file modes have no group/other bits on Windows")
 	}
@@ -85,6 +86,7 @@ func TestPrivateKeyFileMode(t *testing.T) {
 // directory follows the same key-file rule: after a chmod 644 the gateway
 // does not start again, and says which file and how to fix it.
 func TestPageTokenKeyFileMode(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("file modes have no group/other bits on Windows")
 	}

@@ -60,6 +60,7 @@ func legacyRPC(t *testing.T, url, method string, params any) (map[string]any, ma
 }
 
 func TestLegacyV03JSSDK(t *testing.T) {
+	t.Parallel()
 	node, dir := interopNodeSDK(t)
 	fast := startLegacyGateway(t, "backend echo")
 	slow := startLegacyGateway(t, interopSlowEcho)
@@ -178,6 +179,7 @@ type legacyHit struct {
 // TestLegacyV03SharedContext: a 1.0 caller continues the context of a 0.3
 // caller and the 0.3 caller reads the 1.0 caller's task (RPC-2).
 func TestLegacyV03SharedContext(t *testing.T) {
+	t.Parallel()
 	gw := startLegacyGateway(t, "backend echo")
 	res, rerr := legacyRPC(t, gw.URL, "message/send", map[string]any{"message": map[string]any{
 		"kind": "message", "messageId": "m-03", "role": "user",
@@ -256,6 +258,7 @@ func mustJSON(v any) []byte {
 // TestLegacyV03Off: without legacy_v03 a 0.3 request keeps its RPC-2
 // answers: -32009 without a version header, -32601 with A2A-Version 1.0.
 func TestLegacyV03Off(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname plain\n\t}\n\tbackend echo\n}")
 	params := map[string]any{"message": map[string]any{"kind": "message", "messageId": "m", "role": "user", "parts": []any{map[string]any{"kind": "text", "text": "x"}}}}
 	if _, rerr := harness.At(gw.URL).RPC(t, "message/send", params, harness.Header("A2A-Version", "")); rerr == nil || rerr["code"] != float64(-32009) {

@@ -12,6 +12,7 @@ import (
 // REST, a rate limit with 429 + Retry-After — and the A2A request
 // variables read by Caddy's own header handler.
 func TestLimitsE2E(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `
 	header >X-A2A-Method {http.vars.a2a.method}
 	header >X-A2A-Task {http.vars.a2a.task_id}

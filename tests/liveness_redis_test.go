@@ -27,6 +27,7 @@ import (
 // with the FAILED status update, and the task's push receiver gets the
 // FAILED notification once (per delivery id).
 func TestRedisKilledInstanceTasksFail(t *testing.T) {
+	t.Parallel()
 	const lease = 3 * time.Second
 	addr := harness.StartRedis(t)
 	recv := newStateReceiver(t)

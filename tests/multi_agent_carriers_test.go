@@ -115,6 +115,7 @@ func mcPBMessage(text string) *pb.Message {
 }
 
 func TestMultiAgentTenantCarriers(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	gw := mcStart(t, addr)
 	root, shell := gw.URL+"/", gw.URL+"/shell/"
@@ -233,6 +234,7 @@ func mcTaskOf(t *testing.T, frames []wsFrame) string {
 // that inherit the root's auth, by path and by tenant, on JSON-RPC and
 // gRPC; a rate is counted once per principal across the site.
 func TestMultiAgentLimitsInherited(t *testing.T) {
+	t.Parallel()
 	gw := mcStart(t, harness.StartRedis(t))
 	root, shell := gw.URL+"/", gw.URL+"/shell/"
 	msg := map[string]any{"message": bkMessage("may I?", "", nil)}
@@ -285,6 +287,7 @@ func TestMultiAgentLimitsInherited(t *testing.T) {
 // per request, and a stalled one gives up after the read deadline (408),
 // the held-bytes gauge back to 0.
 func TestMultiAgentTenantPreReadBounded(t *testing.T) {
+	t.Parallel()
 	gw := mcStart(t, harness.StartRedis(t))
 	host := strings.TrimPrefix(gw.URL, "http://")
 	held := func() float64 {
@@ -352,6 +355,7 @@ func TestMultiAgentTenantPreReadBounded(t *testing.T) {
 // root's auth is served by that agent; an agent with its own auth, or a
 // tenant the site does not serve, is TaskNotFoundError.
 func TestMultiAgentTenantStdio(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port := harness.FreePort(t)
 	cf := fmt.Sprintf(`{
@@ -432,6 +436,7 @@ func (p *stdioProc) nextForSend(t *testing.T, id, line string) stdioReply {
 // agent's own rule in place of the root's for its principal, and none on
 // the agent with an auth of its own.
 func TestMultiAgentLimitsAdapt(t *testing.T) {
+	t.Parallel()
 	site := `http://127.0.0.1:1 {
 	a2a {
 		card {

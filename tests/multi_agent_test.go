@@ -105,6 +105,7 @@ func maCard(t *testing.T, url string) map[string]any {
 }
 
 func TestMultiAgentSite(t *testing.T) {
+	t.Parallel()
 	srv, _ := bkOpenAIServer(t)
 	gw := harness.StartGateway(t, maSite(srv.URL, ""))
 	root, shell, llm := gw.URL+"/", gw.URL+"/shell/", gw.URL+"/llm/"
@@ -361,6 +362,7 @@ func maMustJSON(t *testing.T, v any) []byte {
 // TURN-10: an agent name that is not one path segment, a reserved one,
 // a duplicate, or an agent scope equal to the root's is a config error.
 func TestMultiAgentBadConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, site, want string }{
 		{"upper case", "a2a {\n card {\n name x\n }\n agent Planner {\n card {\n name p\n }\n }\n}", `agent "Planner": the name must be one path segment`},
 		{"slash", "a2a {\n card {\n name x\n }\n agent a/b {\n card {\n name p\n }\n }\n}", `agent "a/b": the name must be one path segment`},
@@ -382,6 +384,7 @@ func TestMultiAgentBadConfig(t *testing.T) {
 // TURN-10, OPS-3: a reload that adds an agent keeps the running turns of
 // the others (their open streams end normally) and serves the new agent.
 func TestMultiAgentReloadAddsAgent(t *testing.T) {
+	t.Parallel()
 	srv, _ := bkOpenAIServer(t)
 	gw := harness.StartGatewayWith(t, maSite(srv.URL, ""), harness.Options{Admin: true})
 	stream := harness.At(gw.URL+"/").Stream(t, "SendStreamingMessage", map[string]any{"message": bkMessage("keep going", "", nil)})
@@ -442,6 +445,7 @@ func describeLast(events []map[string]any) string {
 // auth (the site's, copied) and agent handler (owner_scope), then the root
 // route with the catalog.
 func TestMultiAgentAdapt(t *testing.T) {
+	t.Parallel()
 	site := "http://127.0.0.1:1 {\n a2a {\n card {\n name root\n public_url https://gw.example.com\n }\n auth {\n bearer tok-site\n }\n agent planner {\n card {\n name planner\n }\n backend echo\n }\n }\n}\n"
 	out, err := harness.Adapt(t, site)
 	if err != nil {
@@ -509,6 +513,7 @@ func TestMultiAgentAdapt(t *testing.T) {
 // credentials, on its path and as a tenant of the site root; an agent
 // without one takes the site's.
 func TestMultiAgentAuth(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `a2a {
 	card {
 		name site-root

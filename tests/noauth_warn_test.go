@@ -32,6 +32,7 @@ const noAuthWarning = "no `auth` is configured"
 // loopback with no auth logs one warning at start naming the listener;
 // loopback-only sites, and sites with auth, log none.
 func TestNoAuthWarning(t *testing.T) {
+	t.Parallel()
 	const agentBlock = "a2a {\n\t\tcard {\n\t\t\tname warn\n\t\t}\n\t%s}"
 	site := func(bind, auth string) string {
 		return "http://{{ADDR}} {\n\tbind " + bind + "\n\t" + fmt.Sprintf(agentBlock, auth) + "\n}\n"

@@ -61,6 +61,7 @@ http://127.0.0.1:%d, http://127.0.0.1:%d {
 // OPS-9: the second gateway exits non-zero naming the address; the first
 // still serves and reloads its config without tripping over its own lock.
 func TestOpsSecondGatewaySameAddressRefused(t *testing.T) {
+	t.Parallel()
 	first := harness.StartGatewayWith(t, listenSite, harness.Options{Admin: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -92,6 +93,7 @@ func TestOpsSecondGatewaySameAddressRefused(t *testing.T) {
 
 // OPS-9: with share_listeners on both, the second gateway starts.
 func TestOpsSecondGatewaySharedListeners(t *testing.T) {
+	t.Parallel()
 	share := "a2a {\n\t\tshare_listeners\n\t}"
 	first := harness.StartGatewayWith(t, listenSite, harness.Options{Global: share})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

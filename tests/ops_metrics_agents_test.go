@@ -13,6 +13,7 @@ import (
 )
 
 func TestOpsMetricsByAgent(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name ops-root

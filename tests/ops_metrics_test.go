@@ -114,6 +114,7 @@ func metWaitWorking(t *testing.T, stream *harness.Stream) string {
 }
 
 func TestOpsMetrics(t *testing.T) {
+	t.Parallel()
 	recv := newPushReceiver(t)
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
@@ -228,6 +229,7 @@ func TestOpsMetrics(t *testing.T) {
 // (docs/operations.md, Logs), with its fields and without the prompt or
 // the token.
 func TestOpsTurnLogLine(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, `a2a {
 	card {
 		name ops-log
@@ -278,6 +280,7 @@ func TestOpsTurnLogLine(t *testing.T) {
 // API key from the request it passes on, so later handlers and placeholders
 // never see it.
 func TestOpsAccessLogRedactsCredentials(t *testing.T) {
+	t.Parallel()
 	const key, token = "k-ops-SECRET-4242", "t-ops-SECRET-4343"
 	gw := harness.StartGateway(t, `log {
 	format filter {

@@ -28,9 +28,14 @@ func ownerGlobal(dataDir string) string {
 }
 
 func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
+	t.Parallel()
 	recv := newPushReceiver(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
-	slow := "backend echo {\n\t\tchunks 30\n\t\tdelay 100ms\n\t}"
+	// 8 s of turn ("Echo: a slow turn" in 16 chunks, 500ms apart): both
+	// validation commands must run inside it, also on a busy machine
+	// (chunks 30 with delay 100ms was 1.7 s: the echo backend makes at most
+	// one chunk per rune of its answer).
+	slow := "backend echo {\n\t\tchunks 16\n\t\tdelay 500ms\n\t}"
 	gw := harness.StartGatewayWith(t, opsSite("owner", slow), harness.Options{Admin: true, Global: ownerGlobal(dataDir)})
 
 	res, rpcErr := harness.At(gw.URL).RPC(t, "SendMessage", map[string]any{"message": bkMessage("a slow turn", "", nil),
@@ -42,7 +47,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 	id := bkStr(task, "id")
 
 	// Both validation commands, from another working directory, while the
-	// turn runs (30 chunks × 100ms).
+	// turn runs.
 	for _, args := range [][]string{
 		{"validate", "--config", gw.ConfigPath, "--adapter", "caddyfile"},
 		{"adapt", "--config", gw.ConfigPath, "--validate"},
@@ -92,6 +97,7 @@ func TestOpsValidateLeavesRunningGatewayAlone(t *testing.T) {
 // Validation of a config whose data directory does not exist creates
 // nothing there (no store, no keys, no lock).
 func TestOpsValidateCreatesNoDataDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "Caddyfile")
@@ -113,6 +119,7 @@ func TestOpsValidateCreatesNoDataDir(t *testing.T) {
 }
 
 func TestOpsSecondGatewayRefused(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "data")
 	a := harness.StartGatewayWith(t, opsSite("first", "backend echo"), harness.Options{Global: ownerGlobal(dataDir)})
 	b := harness.StartGatewayWith(t, opsSite("second", "backend echo"), harness.Options{Global: ownerGlobal(dataDir), NoHealthWait: true})
@@ -141,6 +148,7 @@ func TestOpsSecondGatewayRefused(t *testing.T) {
 
 // OPS-7: kill -9 of the gateway mid-turn takes the exec agent with it.
 func TestOpsExecAgentDiesWithGateway(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "agent.pid")
 	script := filepath.Join(dir, "agent.sh")
@@ -193,6 +201,7 @@ func TestOpsExecAgentDiesWithGateway(t *testing.T) {
 // token seals it with the key ring). Ten starts: Caddy starts its apps in
 // map order, so each start has about even odds of serving HTTP first.
 func TestOpsFirstRequestsWaitForStart(t *testing.T) {
+	t.Parallel()
 	site := `a2a {
 	card {
 		name early

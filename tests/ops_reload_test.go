@@ -140,6 +140,7 @@ func opsStreamText(events []map[string]any) (string, int) {
 // the push delivery of the task (configured before the reload, due after
 // it) and of a new task arrive exactly once; one push worker set runs.
 func TestOpsReloadDuringStreamingTurn(t *testing.T) {
+	t.Parallel()
 	recv := newPushReceiver(t)
 	gw := harness.StartGatewayWith(t, opsSite("before the reload", opsStreamingEcho), harness.Options{Admin: true})
 	if d := opsCard(t, gw.URL); d != "before the reload" {
@@ -246,6 +247,7 @@ func TestOpsReloadDuringStreamingTurn(t *testing.T) {
 // Several reloads leave the goroutine count flat: no worker set, janitor,
 // server or stream goroutine is left behind by an old configuration.
 func TestOpsReloadNoGoroutineLeak(t *testing.T) {
+	t.Parallel()
 	recv := newPushReceiver(t)
 	gw := harness.StartGatewayWith(t, opsSite("generation 0", "backend echo"), harness.Options{Admin: true, GracePeriod: 200 * time.Millisecond})
 	work := func(i int) {

@@ -89,6 +89,7 @@ func opsNewTurnDuringShutdown(t *testing.T, url string) {
 // after the drain: the notification of the drained turn is sent before the
 // process exits.
 func TestOpsShutdownLetsRunningTurnsFinish(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig]
 		t.Run(name, func(t *testing.T) {
@@ -194,6 +195,7 @@ func TestOpsShutdownFailsTurnsPastTheGracePeriod(t *testing.T) {
 // child, one that ignores SIGTERM — are gone, process group and all, once
 // the gateway has exited.
 func TestOpsShutdownLeavesNoProcesses(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
 	for _, mode := range []string{"per_context", "per_turn"} {
 		t.Run(mode, func(t *testing.T) {

@@ -90,6 +90,7 @@ func treeGone(t *testing.T, pid int, what string) {
 
 // OPS-7: kill -9 of the gateway mid-turn kills the agent's grandchildren.
 func TestOpsExecTreeDiesWithGateway(t *testing.T) {
+	t.Parallel()
 	gw := treeGateway(t, "")
 	_, g1, g2 := treeTurn(t, gw)
 	gw.Signal(syscall.SIGKILL) // the gateway only, not its process group
@@ -102,6 +103,7 @@ func TestOpsExecTreeDiesWithGateway(t *testing.T) {
 
 // OPS-7: a cancel and a turn timeout kill the agent's grandchildren too.
 func TestOpsExecTreeDiesWithTurn(t *testing.T) {
+	t.Parallel()
 	gw := treeGateway(t, "timeout 2s")
 	id, g1, g2 := treeTurn(t, gw)
 	if _, rpcErr := harness.At(gw.URL).RPC(t, "CancelTask", map[string]any{"id": id}, harness.Client(opsClient)); rpcErr != nil {

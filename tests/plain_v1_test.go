@@ -20,6 +20,7 @@ import (
 // the A2A-Extensions header comes only for an activated extension, and
 // resume only for a request that activates urn:caddy-a2a:stream-resume:v1.
 func TestPlainV1RequestSeesNoExtension(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho)
 	s := harness.At(g.URL).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("plain", "", "")}, harness.ID("s1"))
 	evs := s.RestEvents(30 * time.Second)
@@ -99,6 +100,7 @@ func TestPlainV1RequestSeesNoExtension(t *testing.T) {
 // answer -32005 / 415 because the A2A 1.0 specification says so; that one
 // check of the suite is expected to fail.
 func TestRequestContentType(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho)
 	rpcBody := harness.Envelope("SendMessage", map[string]any{"message": protoMsg("ct", "", "")}, harness.ID(7))
 	restBody := mustMarshal(t, map[string]any{"message": protoMsg("ct", "", "")})

@@ -350,6 +350,7 @@ func protoStates(evs []protoEvent) string {
 // ---------------------------------------------------------------- tests
 
 func TestProtocolEndToEnd(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho)
 
 	var first protoTask
@@ -508,6 +509,7 @@ func TestProtocolEndToEnd(t *testing.T) {
 }
 
 func TestProtocolCancelAndSubscribe(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoSlowEcho)
 
 	t.Run("CancelRunning", func(t *testing.T) {

@@ -60,6 +60,7 @@ func pjReason(details any) (string, []string) {
 // field names and enum numbers; the gateway reads them over JSON-RPC and
 // HTTP+JSON and answers with JSON names (RPC-14).
 func TestProtoJSONFieldNames(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, pjSite)
 	ctxID := fmt.Sprintf("pj-ctx-%d", time.Now().UnixNano())
 
@@ -175,6 +176,7 @@ func TestProtoJSONFieldNames(t *testing.T) {
 // ContentTypeNotSupportedError (-32005 on JSON-RPC, 415 on HTTP+JSON);
 // HTTP+JSON answers application/json and takes either JSON type (RPC-15).
 func TestContentTypes(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, "a2a {"+cardBlock+"}")
 	const odd = "application/x-unsupported-tck-type"
 	parts := []string{

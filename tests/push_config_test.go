@@ -14,6 +14,7 @@ import (
 // "must not be negative", never "must be at least 1"), and the Caddyfile's
 // push block is checked by the same rules when it is adapted.
 func TestPushConfigErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, tc := range map[string]struct{ push, want string }{
 		"negative attempts": {`{"max_attempts":-1}`, "push: max_attempts must not be negative"},

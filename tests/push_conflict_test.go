@@ -14,6 +14,7 @@ import (
 // allow-list, PUSH-2) are refused at provision rather than the last site
 // silently deciding for both.
 func TestPushConflictingSitesRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	site := func(host, allow string) string {
 		return `http://` + host + ` {

@@ -113,6 +113,7 @@ func sendMany(t *testing.T, gw string, n int, url string) []string {
 // TestPushCrashSafety: 1,000 deliveries queued, the gateway killed with
 // SIGKILL mid-way and restarted → every delivery arrives at least once.
 func TestPushCrashSafety(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	for _, q := range []string{"local-file", "redis-streams"} {
 		t.Run(q, func(t *testing.T) {
@@ -161,6 +162,7 @@ func TestPushCrashSafety(t *testing.T) {
 // job is delivered once in normal operation; after one is killed its
 // pending jobs are claimed by the other after the lease.
 func TestPushTwoGatewaysOneGroup(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)

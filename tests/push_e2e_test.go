@@ -120,6 +120,7 @@ func closedPort(t *testing.T) int {
 }
 
 func TestPushE2E(t *testing.T) {
+	t.Parallel()
 	// local-file over SQLite, redis-streams, and local-file over `store
 	// redis` (the outbox in Redis; the CLI reads it with --store-redis).
 	for _, q := range []string{"local-file", "redis-streams", "store-redis"} {

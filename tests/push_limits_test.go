@@ -19,6 +19,7 @@ import (
 // blocked addresses and localhost names are still refused with the fixed
 // reason (PUSH-2).
 func TestPushUnresolvedURLAccepted(t *testing.T) {
+	t.Parallel()
 	const name = "receiver.example.net"
 	if _, err := net.DefaultResolver.LookupHost(t.Context(), name); err == nil {
 		t.Logf("%s resolves here; the check below still expects acceptance (a public answer)", name)
@@ -53,6 +54,7 @@ func TestPushUnresolvedURLAccepted(t *testing.T) {
 // over both bindings, inline config included; replacing an id is allowed
 // (PUSH-1).
 func TestPushConfigCapE2E(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `a2a {
 	card {
 		name push-cap

@@ -129,6 +129,7 @@ func writeECKey(t *testing.T, dir string) string {
 // authentication gets it as its bearer too; a replayed token, a modified
 // body and an expired token are rejected by the same verification.
 func TestPushSignedDeliveries(t *testing.T) {
+	t.Parallel()
 	keyFile := writeECKey(t, t.TempDir())
 	const issuer = "https://agent.example.com"
 	var gw *harness.Gateway

@@ -66,6 +66,7 @@ func readyChecks(t *testing.T, body string) (string, map[string]map[string]any) 
 // TestReadinessSQLite: a SQLite gateway is ready, and liveness keeps its
 // answer.
 func TestReadinessSQLite(t *testing.T) {
+	t.Parallel()
 	g := harness.StartGateway(t, "a2a {\n\tcard {\n\t\tname ready-sqlite\n\t}\n\tbackend echo\n}")
 	code, body := waitReady(t, g.URL+"/health?ready=1", 10*time.Second)
 	if want := `{"status":"ready","checks":{"store":{"ok":true}}}`; code != http.StatusOK || body != want {
@@ -138,6 +139,7 @@ func TestReadinessRedisOutage(t *testing.T) {
 // through the balancer succeeds (a dead upstream costs a retry, not an
 // error).
 func TestReadinessBalancerKill(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	site := "a2a {\n\tcard {\n\t\tname balanced-ready\n\t}\n\tbackend echo\n}"
 	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})

@@ -123,6 +123,7 @@ func outageCall(t *testing.T, client *http.Client, url, method string, params an
 // instance lease runs to its end on A (A's lease is renewed again, B's
 // reaper does not fail it).
 func TestRedisRestartedMidRun(t *testing.T) {
+	t.Parallel()
 	const lease = 2 * time.Second
 	// The echo backend answers "Echo: <prompt>" in up to 60 chunks 100ms
 	// apart: a one-character prompt takes 0.7s, longPrompt 6s (three
@@ -264,6 +265,7 @@ func TestRedisRestartedMidRun(t *testing.T) {
 // SendMessage whose turn ends during the outage answers only after its
 // final state is stored, with that state.
 func TestRedisFinalWriteDuringOutage(t *testing.T) {
+	t.Parallel()
 	r := startPersistentRedis(t)
 	site := "a2a {\n\tcard {\n\t\tname outage\n\t}\n\tbackend echo {\n\t\tdelay 100ms\n\t\tchunks 60\n\t}\n}"
 	gws := harness.StartRedisGateways(t, r.Addr, 2, site, harness.Options{})

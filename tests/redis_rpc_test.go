@@ -129,6 +129,7 @@ func hasTask(t *testing.T, url, id string) bool {
 // consumer group share the request stream: every request is answered
 // exactly once, and each gateway served some (its task store holds them).
 func TestRedisRPCTwoGatewaysShare(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	// max_in_flight 4 and 100ms turns: one gateway cannot take the whole
@@ -181,6 +182,7 @@ func TestRedisRPCTwoGatewaysShare(t *testing.T) {
 // SIGKILL while serving a request leaves it pending; another gateway
 // re-claims it after claim_after and answers it exactly once.
 func TestRedisRPCKilledConsumerReclaimed(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	site := rrpcSite(addr, "2s", "backend echo {\n\t\tchunks 10\n\t\tdelay 1s\n\t}")
@@ -228,6 +230,7 @@ func TestRedisRPCKilledConsumerReclaimed(t *testing.T) {
 // outside response_prefix is acknowledged and never answered; nothing is
 // written to that key.
 func TestRedisRPCForeignReply(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	gw := harness.StartGateway(t, rrpcSite(addr, "30s", "backend echo"))
@@ -263,6 +266,7 @@ func TestRedisRPCForeignReply(t *testing.T) {
 // credentials or with a wrong token gets a -31401 error entry, and
 // headers.authorization with the site's token is served.
 func TestRedisRPCAuth(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	harness.StartGateway(t, rrpcSite(addr, "30s", "backend echo\n\tauth {\n\t\tno_env\n\t\tbearer s3cret\n\t}"))
@@ -301,6 +305,7 @@ func TestRedisRPCAuth(t *testing.T) {
 // TestRedisRPCReload: XPORT-5 — after a config reload the new consumer
 // serves requests (exactly once), and after a stop nothing more is read.
 func TestRedisRPCReload(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	gw := harness.StartGatewayWith(t, rrpcSite(addr, "30s", "backend echo"), harness.Options{Admin: true})
@@ -334,6 +339,7 @@ func TestRedisRPCReload(t *testing.T) {
 // global a2a block serves the config's only a2a handler, with the
 // configured streams and group, and that site's auth.
 func TestRedisRPCGlobalBlock(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	global := "a2a {\n\tredis_rpc {\n\t\turl redis://" + addr + "/0\n\t\trequest_stream app:req\n\t\tresponse_prefix app:resp\n\t\tgroup apps\n\t}\n}"
@@ -366,6 +372,7 @@ func TestRedisRPCGlobalBlock(t *testing.T) {
 // writes no answer for it and leaves it pending; another gateway
 // re-claims it and answers it once.
 func TestRedisRPCShutdownLeavesPending(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	rdb := rrpcClient(t, addr)
 	a := harness.StartGatewayWith(t, rrpcSite(addr, "2s", "backend echo {\n\t\tchunks 20\n\t\tdelay 1s\n\t}"),

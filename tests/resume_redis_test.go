@@ -54,6 +54,7 @@ func sseStates(evs []harness.Event) []string {
 // Last-Event-ID replays exactly A's events after that id, then ends. A
 // follow-up turn on B numbers its events on from A's.
 func TestRedisResumeOnOtherInstance(t *testing.T) {
+	t.Parallel()
 	a, b := resumeRedisGateways(t)
 
 	// A first turn to the end (INPUT_REQUIRED), then a second one on A
@@ -103,6 +104,7 @@ func TestRedisResumeOnOtherInstance(t *testing.T) {
 // turn on B numbers its events on from the first turn's on A, and a
 // subscription on B from before B's turn replays A's events too.
 func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
+	t.Parallel()
 	a, b := resumeRedisGateways(t)
 	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("one", "", "")}, harness.ID("s1"))
 	first := s.RestEvents(30 * time.Second)
@@ -141,6 +143,7 @@ func TestRedisResumeNumbersAcrossInstances(t *testing.T) {
 // (A blocking first send is nobody's stream: its turn keeps only its last
 // event, and a streaming resend gets the task snapshot.)
 func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
+	t.Parallel()
 	a, b := resumeRedisGateways(t)
 	m := protoMsg("only once, anywhere", "", "")
 	orig := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": m}, harness.ID("s0")).RestEvents(30 * time.Second)
@@ -190,6 +193,7 @@ func TestRedisIdempotentSendAcrossInstances(t *testing.T) {
 // turn: the blocking resend answers once A's turn ended, with its final
 // task, and the streaming resend gets that turn's events to its end.
 func TestRedisResendWhileTurnRunsElsewhere(t *testing.T) {
+	t.Parallel()
 	a, b := resumeRedisGateways(t)
 	m := protoMsg("only once, while it runs", "", "")
 	firstDone := make(chan map[string]any, 1)

@@ -52,6 +52,7 @@ func eventStateOf(ev harness.Event) string {
 }
 
 func TestStreamResumeLastEventID(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoSlowEcho)
 	params := map[string]any{"message": protoMsg("resume me", "", "")}
 	s := harness.At(g.URL).Stream(t, "SendStreamingMessage", params, harness.ID("s1"))

@@ -90,6 +90,7 @@ func listTotal(t *testing.T, url string) float64 {
 // input files and unreferenced artifacts; a task of its own running turn
 // and a fresh task stay; the pruned count is a metric.
 func TestRetentionGateway(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	seedOldTasks(t, data, 20000)
 	art := oldArtifact(t, data)
@@ -144,6 +145,7 @@ metrics /metrics`, harness.Options{Global: "a2a {\n\tdata_dir " + data + "\n\tre
 // directory: --dry-run counts, the real pass removes, a second finds
 // nothing, a bad duration is a usage error.
 func TestRetentionCommand(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	seedOldTasks(t, data, 3000)
 	art := oldArtifact(t, data)
@@ -181,6 +183,7 @@ func TestRetentionCommand(t *testing.T) {
 // stored input files of a pruned task in *each* gateway's data_dir are
 // removed — the instance that did not prune learns the ids from Redis.
 func TestRetentionRedisGateways(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	st, err := store.OpenRedis(context.Background(), store.RedisOptions{URLs: []string{"redis://" + addr + "/0"}, KeyPrefix: "ret:"})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // a2a in the site still answers its own paths; a tenant prefix the site
 // does not serve is 404 TASK_NOT_FOUND (TURN-10).
 func TestUnknownPathNotFound(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `http://{{ADDR}} {
 	a2a {
 		card {

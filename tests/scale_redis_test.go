@@ -74,6 +74,7 @@ func historyTexts(task map[string]any) []string {
 // instance, totalSize), and a follow-up through B continues A's task: its
 // history holds both turns, as seen from A.
 func TestScaleOutRedisStore(t *testing.T) {
+	t.Parallel()
 	gws := scaleGateways(t, 2)
 	a, b := gws[0].URL, gws[1].URL
 
@@ -177,6 +178,7 @@ func TestScaleOutRedisStore(t *testing.T) {
 // instances share the key ring — and a follow-up turn through B notifies
 // the config stored through A.
 func TestScaleOutPushRedisStore(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	global := "a2a {\n\tdata_dir {{DIR}}/a2a-data\n\tstore redis redis://" + addr + "/0\n}"
 	site := pushSite("queue local-file")

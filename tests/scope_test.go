@@ -45,6 +45,7 @@ func scopeCall(t *testing.T, g *harness.Gateway, host, token, method string, par
 // callers share a principal name ("default") never see each other's tasks
 // (AUTH-4), unless they are given the same owner_scope.
 func TestOwnerScopeSeparatesSites(t *testing.T) {
+	t.Parallel()
 	send := map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hello"}}}}
 
 	t.Run("default scopes", func(t *testing.T) {

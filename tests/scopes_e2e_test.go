@@ -81,6 +81,7 @@ func scopesMessage(skill string) map[string]any {
 // the skill on the extended card (JSON-RPC and REST) only to callers
 // holding the scope.
 func TestScopesJWKSE2E(t *testing.T) {
+	t.Parallel()
 	idp := newScopesIdP(t)
 	gw := harness.StartGateway(t, `a2a {
 	card {

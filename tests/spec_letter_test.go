@@ -48,6 +48,7 @@ var etVersions = []etVersionCase{
 // and query parameter) and gRPC metadata: only Major.Minor 1.0 is served;
 // every other value is VersionNotSupportedError naming 1.0.
 func TestVersionNegotiation(t *testing.T) {
+	t.Parallel()
 	gw := startErrorTableGateway(t)
 	client := grpcRawClient(t, gw.Addr)
 	for _, vc := range etVersions {
@@ -154,6 +155,7 @@ func etWantVersionError(t *testing.T, where string, code any, details any) {
 // carry the ProtoJSON names. An empty page is `"tasks":[]` (docs/transports.md's
 // "required arrays" choice).
 func TestRESTStatusQuerySpellings(t *testing.T) {
+	t.Parallel()
 	gw := startErrorTableGateway(t)
 	res, _ := harness.At(gw.URL, harness.Bearer(etAlice)).RPC(t, "SendMessage", etMsg("complete"))
 	completed := sentTaskID(res)
@@ -204,6 +206,7 @@ func TestRESTStatusQuerySpellings(t *testing.T) {
 // task returns that task unchanged on JSON-RPC, HTTP+JSON and gRPC; a
 // COMPLETED task stays TaskNotCancelable (error_table_test.go).
 func TestCancelIdempotent(t *testing.T) {
+	t.Parallel()
 	gw := startErrorTableGateway(t)
 	client := grpcRawClient(t, gw.Addr)
 	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+etAlice, "a2a-version", "1.0"), 30*time.Second)
@@ -265,6 +268,7 @@ func etStatusOf(task map[string]any) (state, timestamp, msgID string) {
 // the API key header, and 304 for a matching If-None-Match (none for a
 // stale one); the JSON-RPC method is unaffected.
 func TestExtendedCardCaching(t *testing.T) {
+	t.Parallel()
 	gw := startErrorTableGateway(t)
 	get := func(opts ...harness.Option) *harness.Reply {
 		return harness.At(gw.URL+"/extendedAgentCard").Do(t, "GET", "", append([]harness.Option{harness.Bearer(etAlice)}, opts...)...)

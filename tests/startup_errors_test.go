@@ -57,6 +57,7 @@ func wantAll(t *testing.T, line string, want ...string) {
 // OPS-9: a data directory that cannot be created is named, with the OS
 // reason, on the one error line of `caddy run`.
 func TestStartupErrorDataDir(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -69,6 +70,7 @@ func TestStartupErrorDataDir(t *testing.T) {
 // OPS-9: a Redis store that cannot be reached is one line naming its
 // address without the password, and go-redis prints nothing of its own.
 func TestStartupErrorRedisUnreachable(t *testing.T) {
+	t.Parallel()
 	global := "\ta2a {\n\t\tdata_dir " + t.TempDir() + "\n\t\tstore redis {\n\t\t\turl redis://user:s3cret@127.0.0.1:1/0\n\t\t}\n\t}\n"
 	line := startupFails(t, "run", global, "")
 	wantAll(t, line, "redis://127.0.0.1:1/0", "redis unreachable", "connection refused")
@@ -80,6 +82,7 @@ func TestStartupErrorRedisUnreachable(t *testing.T) {
 // OPS-9: the push queue and redis_rpc name their Redis too, without the
 // password.
 func TestStartupErrorRedisCarriers(t *testing.T) {
+	t.Parallel()
 	for name, body := range map[string]string{
 		"push queue": "\t\tpush {\n\t\t\tqueue redis-streams {\n\t\t\t\tredis_url redis://:s3cret@127.0.0.1:1/0\n\t\t\t}\n\t\t}",
 		"redis_rpc":  "\t\tredis_rpc {\n\t\t\turl redis://:s3cret@127.0.0.1:1/0\n\t\t}",
@@ -98,6 +101,7 @@ func TestStartupErrorRedisCarriers(t *testing.T) {
 // (provision), naming the program and the reason, instead of the first
 // turn.
 func TestStartupErrorExecProgram(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-such-agent")
 	line := startupFails(t, "validate", "", "\t\tbackend exec "+missing+" --json")
 	wantAll(t, line, "backend exec: program", missing, "no such file or directory")
@@ -108,6 +112,7 @@ func TestStartupErrorExecProgram(t *testing.T) {
 // OPS-9: an unknown backend lists the registered ones, in a Caddyfile
 // (adapt) and in a JSON config (provision).
 func TestStartupErrorUnknownBackend(t *testing.T) {
+	t.Parallel()
 	const want = `unknown backend "nosuch" (want one of: a2a, echo, exec, http, openai)`
 	line := startupFails(t, "validate", "", "\t\tbackend nosuch")
 	wantAll(t, line, want)

@@ -258,6 +258,7 @@ func writeStdioCaddyfile(t *testing.T, dir, delay string) int {
 // EOF → exit 0, nothing but JSON-RPC lines on stdout, logs on stderr, and
 // the tasks persisted in the data_dir for the next run.
 func TestStdioCarrier(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	port := writeStdioCaddyfile(t, dir, "400ms")
 	p := startStdio(t, dir)
@@ -358,6 +359,7 @@ func TestStdioCarrier(t *testing.T) {
 // (1s) and the shutdown drain (shutdown_timeout 1s), so the answer is the
 // interrupted task, and the exit code is 0.
 func TestStdioEOFAnswersPendingRequest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeStdioCaddyfile(t, dir, "2s")
 	p := startStdio(t, dir)
@@ -374,6 +376,7 @@ func TestStdioEOFAnswersPendingRequest(t *testing.T) {
 // XPORT-4, OPS-3: SIGTERM is a shutdown: the open stream ends (FAILED,
 // interrupted) with its final line and the process exits 0.
 func TestStdioSIGTERM(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeStdioCaddyfile(t, dir, "2s")
 	p := startStdio(t, dir, "--principal", "orchestrator")
@@ -440,6 +443,7 @@ func listeningSockets(t *testing.T, pid int) int {
 // XPORT-4, PUSH-4: stdio runs the site's push engine: a task created over
 // stdio with an inline push config is delivered to the webhook.
 func TestStdioPush(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recv := newPushReceiver(t)
 	cfg := fmt.Sprintf(`{

@@ -52,6 +52,7 @@ func subStaysOpen(t *testing.T, s *protoSSE, d time.Duration) []protoEvent {
 }
 
 func TestSubscribeInputRequiredFollowUp(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho)
 	task := g.send(map[string]any{"message": protoMsg("first", "", "")})
 	if task.Status.State != "TASK_STATE_INPUT_REQUIRED" {
@@ -109,6 +110,7 @@ func TestSubscribeInputRequiredFollowUp(t *testing.T) {
 // (c) subscribe_idle_timeout: without a follow-up the stream ends after a
 // final Task snapshot.
 func TestSubscribeIdleTimeout(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho+"\n\t\tsubscribe_idle_timeout 1s\n\t\tkeep_alive 200ms")
 	task := g.send(map[string]any{"message": protoMsg("idle", "", "")})
 	for _, open := range []func() *protoSSE{
@@ -136,6 +138,7 @@ func TestSubscribeIdleTimeout(t *testing.T) {
 // (d) RPC-10: canceling an input-required task ends every waiting
 // subscriber's stream with the CANCELED status update.
 func TestSubscribeInputRequiredCanceled(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, protoFastEcho)
 	task := g.send(map[string]any{"message": protoMsg("cancel me", "", "")})
 	a := g.rpcStream("SubscribeToTask", map[string]any{"id": task.ID})
@@ -160,6 +163,7 @@ func TestSubscribeInputRequiredCanceled(t *testing.T) {
 // and CancelTask on a slowed echo turn: every subscriber's last event is the
 // CANCELED status update.
 func TestSubscribeRunningTaskCanceled(t *testing.T) {
+	t.Parallel()
 	g := protoStart(t, "backend echo {\n\t\t\tchunks 4\n\t\t\tdelay 200ms\n\t\t}")
 	for _, n := range []int{1, 2} {
 		task := g.send(map[string]any{"message": protoMsg("a slow turn to cancel", "", ""), "configuration": map[string]any{"returnImmediately": true}})

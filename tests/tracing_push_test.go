@@ -21,6 +21,7 @@ import (
 // delivered), each in a trace of its own with a link to the turn's span,
 // and with no part of the callback's path or query nor the token.
 func TestTracingPushOTLP(t *testing.T) {
+	t.Parallel()
 	recv := newOTLPReceiver(t)
 	var hits atomic.Int64
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

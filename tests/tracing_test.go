@@ -100,6 +100,7 @@ func spanAttr(s *tracepb.Span, key string) string {
 // "a2a.turn" (backend, task, context, final state); the http backend's
 // upstream receives a traceparent of the same trace.
 func TestTracingOTLP(t *testing.T) {
+	t.Parallel()
 	recv := newOTLPReceiver(t)
 	upstream, up := bkTurnUpstream(t)
 	gw := harness.StartGatewayWith(t, `

@@ -130,6 +130,7 @@ func startSignedGateway(t *testing.T, extra string, env ...string) *harness.Gate
 // the JWKS never holds the HS256 secret; `caddy a2a card verify` exits 0
 // with a right key and 1 with a wrong one.
 func TestTrustSignedCardVerifies(t *testing.T) {
+	t.Parallel()
 	gw := startSignedGateway(t, "")
 	raw := trustGet(t, gw.URL+"/.well-known/agent-card.json")
 	var card struct {
@@ -186,6 +187,7 @@ func TestTrustSignedCardVerifies(t *testing.T) {
 // gateway-signed card, and a card signed by the SDK's
 // generateAgentCardSignature verifies with ours (library and CLI).
 func TestTrustInteropJSSDKSignatures(t *testing.T) {
+	t.Parallel()
 	node, dir := interopNodeSDK(t)
 	gw := startSignedGateway(t, "")
 
@@ -267,6 +269,7 @@ func trustJWT(t *testing.T, secret, iss, aud, sub string, exp time.Time) string 
 // the extended card (runtime details, signed like the public card, no
 // secrets or paths); expired, wrong-audience and wrong-key tokens get 401.
 func TestTrustJWTAndExtendedCard(t *testing.T) {
+	t.Parallel()
 	const jwtSecret = "trust-e2e-jwt-secret-abcdefghijklmnop"
 	gw := startSignedGateway(t, `
 		auth {
@@ -341,6 +344,7 @@ func TestTrustJWTAndExtendedCard(t *testing.T) {
 // CARD-8: without auth the card does not declare the extended card and
 // the method answers UnsupportedOperationError (-32004).
 func TestTrustExtendedCardWithoutAuth(t *testing.T) {
+	t.Parallel()
 	gw := startSignedGateway(t, "")
 	raw := trustGet(t, gw.URL+"/.well-known/agent-card.json")
 	if bytes.Contains(raw, []byte("extendedAgentCard\":true")) {
@@ -355,6 +359,7 @@ func TestTrustExtendedCardWithoutAuth(t *testing.T) {
 // CARD-9 --probe: the real gateway probes clean; a server that declares
 // streaming but fails it yields the /capabilities/streaming finding.
 func TestTrustValidateProbe(t *testing.T) {
+	t.Parallel()
 	gw := startSignedGateway(t, "")
 	out, code := runEnv(t, []string{"K=" + trustSecret}, "a2a", "card", "validate", gw.URL, "--probe",
 		"--jwks-url", gw.URL+"/.well-known/jwks.json", "--hs256-env", "hs-1=K", "--json")
@@ -421,6 +426,7 @@ func TestTrustValidateProbe(t *testing.T) {
 // `caddy a2a card init` writes a card that validates, and a card block
 // the a2a directive accepts.
 func TestTrustCardInit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cardPath := filepath.Join(dir, "card.json")
 	args := []string{"a2a", "card", "init", "--name", "Route Planner", "--description", "Plans driving routes with live traffic data.",

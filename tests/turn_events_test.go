@@ -49,6 +49,7 @@ func teArtifact(t *testing.T, events []map[string]any, id string) map[string]any
 // (in the artifact update and in GetTask); a larger one becomes a url part
 // whose download returns the exact bytes to the owner only.
 func TestTurnEventsRawArtifactParts(t *testing.T) {
+	t.Parallel()
 	gw := teGateway(t)
 
 	// Small: inline, both streamed and stored.
@@ -107,6 +108,7 @@ func TestTurnEventsRawArtifactParts(t *testing.T) {
 // its own messageId, also across tasks; the stored history keeps the user
 // message and the final assistant message.
 func TestTurnEventsMessageIDs(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, `a2a {
 	card {
 		name echo-ids
@@ -153,6 +155,7 @@ func TestTurnEventsMessageIDs(t *testing.T) {
 // in the error) is stored FAILED; a stream that already delivered the
 // task ends it FAILED with the same sanitised message.
 func TestTurnEventsInvalidAgentResponse(t *testing.T) {
+	t.Parallel()
 	gw := teGateway(t)
 	for _, prompt := range []string{"not-json", "bad-part"} {
 		res, rpcErr := harness.At(gw.URL, harness.Bearer("tok-alice")).RPC(t, "SendMessage", map[string]any{"message": bkMessage(prompt, "", nil)})

@@ -67,6 +67,7 @@ func streamTaskID(t *testing.T, w *wsTestConn, id string) string {
 // with the rules of an SSE client going away (XPORT-3): the turn goes on
 // by default and is canceled with cancel_on_disconnect.
 func TestWebSocketDisconnectRules(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, extra, want string
 	}{
@@ -97,6 +98,7 @@ func TestWebSocketDisconnectRules(t *testing.T) {
 // handler's connections with 1001 (OPS-3, XPORT-3); the turn goes on and
 // a new connection works on the new config.
 func TestWebSocketReloadClosesConnections(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGatewayWith(t, wsSlowSite(""), harness.Options{Admin: true})
 	w := dialWS(t, wsURL(gw.URL, "/ws"), wsAuth(), nil)
 	id := streamTaskID(t, w, "s")

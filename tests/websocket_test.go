@@ -42,6 +42,7 @@ func wsAuth() http.Header {
 // request errors, frame headers, the in-flight limit, a client cancel and
 // the message size limit.
 func TestWebSocketBinding(t *testing.T) {
+	t.Parallel()
 	gw := harness.StartGateway(t, wsSite)
 	u := wsURL(gw.URL, "/ws")
 
@@ -259,6 +260,7 @@ func TestWebSocketBinding(t *testing.T) {
 // a required extension for that request (RPC-3 over XPORT-3), else the
 // upgrade's applies; without either the request is refused with -32008.
 func TestWebSocketFrameExtensions(t *testing.T) {
+	t.Parallel()
 	const ext = "urn:example:required:v1"
 	gw := harness.StartGateway(t, `a2a {
 	card {
@@ -293,6 +295,7 @@ func TestWebSocketFrameExtensions(t *testing.T) {
 // `bind unix//path` (XPORT-1, XPORT-3): the upgrade is authenticated and a
 // stream and a unary call run on one connection through the socket.
 func TestWebSocketOverUnixSocket(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "gw.sock")
 	gw := harness.StartGateway(t, `http://{{ADDR}} {

@@ -35,6 +35,7 @@ func startOnA(t *testing.T, a, text string) (*harness.Stream, string, []harness.
 // last event; resumed on B with Last-Event-ID mid-turn it gets exactly A's
 // events after that id, then the live ones.
 func TestRedisSubscribeAcrossInstances(t *testing.T) {
+	t.Parallel()
 	a, b := resumeRedisGateways(t)
 	sa, taskID, onA := startOnA(t, a, "follow me")
 
@@ -67,6 +68,7 @@ func TestRedisSubscribeAcrossInstances(t *testing.T) {
 // the rest of its chunks — answers CANCELED once it stopped, and the
 // stored state stays CANCELED on both instances.
 func TestRedisCancelAcrossInstances(t *testing.T) {
+	t.Parallel()
 	ga, gb := resumeRedisPair(t)
 	a, b := ga.URL, gb.URL
 	sa, taskID, _ := startOnA(t, a, "cancel me elsewhere")
@@ -123,6 +125,7 @@ func TestRedisCancelAcrossInstances(t *testing.T) {
 // on B for an exec turn running on A terminates the agent's process group
 // on A, and the task stays CANCELED.
 func TestRedisCancelExecAcrossInstances(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	script := filepath.Join(harness.RepoRoot(), "tests", "testdata", "exec_agent.sh")
 	site := "a2a {\n\tcard {\n\t\tname exec-agent\n\t}\n\tauth {\n\t\tprincipal alice bearer tok-alice\n\t}\n\tbackend exec " + script + " {\n\t\tmode per_turn\n\t\tgrace_period 500ms\n\t}\n}"
@@ -152,6 +155,7 @@ func TestRedisCancelExecAcrossInstances(t *testing.T) {
 // SubscribeToTask on B of an input-required task gets the Task, then every
 // event of the follow-up turn that runs on A, and ends with it.
 func TestRedisSubscribeWaitsAcrossInstances(t *testing.T) {
+	t.Parallel()
 	a, b := resumeRedisGateways(t)
 	s := harness.At(a).Stream(t, "SendStreamingMessage", map[string]any{"message": protoMsg("first", "", "")}, harness.ID("s1"))
 	first := s.RestEvents(30 * time.Second)
@@ -231,6 +235,7 @@ func TestRedisCrossInstanceLatency(t *testing.T) {
 // CANCELED itself, sealed — when the frozen instance goes on, its turn's
 // own final write is refused and the task stays CANCELED on both.
 func TestRedisCancelSealedWhileRunnerFrozen(t *testing.T) {
+	t.Parallel()
 	addr := harness.StartRedis(t)
 	site := "a2a {\n\tcard {\n\t\tname frozen\n\t}\n\t" + protoSlowEcho + "\n\tcancel_drain 1s\n}"
 	gws := harness.StartRedisGateways(t, addr, 2, site, harness.Options{})

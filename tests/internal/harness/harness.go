@@ -16,12 +16,14 @@ package harness
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,9 +35,21 @@ var (
 	rootDir string
 )
 
+// DefaultParallel is how many t.Parallel end-to-end tests Main lets run
+// at once when -test.parallel is not given (Go's default, GOMAXPROCS, is 2
+// on a 2-core machine): they spend most of their time waiting on gateway
+// processes, Redis, timers and leases, not on the CPU.
+const DefaultParallel = 4
+
 // Main builds the caddy binary once, runs the tests and removes the build
-// directory. Call it from TestMain: os.Exit(harness.Main(m)).
+// directory. Call it from TestMain: os.Exit(harness.Main(m)). Unless
+// -test.parallel (go test -parallel) is given, it lets DefaultParallel
+// parallel tests run at once.
 func Main(m *testing.M) int {
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		_ = flag.Set("test.parallel", strconv.Itoa(DefaultParallel))
+	}
 	dir, err := os.MkdirTemp("", "caddy-a2a-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "harness:", err)
@@ -47,6 +61,13 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // RepoRoot returns the repository root (the directory holding go.mod).
@@ -83,15 +104,37 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
-// FreePort returns a free TCP port on 127.0.0.1.
+// handedOut holds every port FreePort returned in this process: a port is
+// free again once FreePort closes it, so without the set two parallel
+// tests could be handed the same one before either gateway binds it.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// FreePort returns a free TCP port on 127.0.0.1, never one it returned
+// before in this process.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("free port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
+	}
+	t.Fatal("free port: 100 ports in a row were handed out before")
+	return 0
 }
 
 // WaitListening waits until addr (host:port) accepts TCP connections: a
