@@ -189,15 +189,18 @@ func (r *run) unsubscribe(sub store.Subscription) {
 }
 
 // finish ends every subscription (after it drains) and marks the run done.
+// The turn's max_turns count is given back before done closes: a blocking
+// SendMessage answers when done closes, and its caller may send the next
+// message at once (AUTH-6).
 func (r *run) finish() {
 	r.mu.Lock()
 	r.finished = true
 	r.log.Close()
 	r.mu.Unlock()
-	close(r.done)
 	if r.release != nil {
 		r.release()
 	}
+	close(r.done)
 }
 
 // cloneTask copies a task deeply enough that later appends and status
