@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,33 +12,23 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/ws"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // wsClient returns a client over the websocket interface of a real
 // WebSocket binding (SQLite store, echo backend) on an httptest server.
 func wsClient(t *testing.T) *Client {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 3, Delay: 5 * time.Millisecond}})
+	svc, _ := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 3, Delay: 5 * time.Millisecond}})
 	h := ws.New(jsonrpc.NewDispatcher(agent.NewHandler(svc)), httpx.TransportConfig{}, ws.Config{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
 	t.Cleanup(func() {
 		_ = h.Close()
 		srv.Close()
-		_ = hub.Close()
-		_ = st.Close()
 	})
 	card := &a2a.AgentCard{Name: "t", SupportedInterfaces: []a2a.AgentInterface{
 		{URL: srv.URL + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: "1.0"},

@@ -23,25 +23,37 @@ import (
 // canceled), then the store.
 func Service(t testing.TB, cfg agent.Config) (*agent.Service, *agent.Metrics) {
 	t.Helper()
+	hub := Hub(t)
+	if cfg.Metrics == nil {
+		var err error
+		if cfg.Metrics, err = agent.NewMetrics(prometheus.NewRegistry()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return agent.NewService(hub, cfg), cfg.Metrics
+}
+
+// Hub returns a hub over a real SQLite store in t's temporary directory.
+// At cleanup (after the cleanups registered later, such as the servers of
+// a binding) it closes without a drain (running turns are canceled), then
+// the store.
+func Hub(t testing.TB) *agent.Hub {
+	t.Helper()
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hub, err := agent.NewHub(context.Background(), st)
 	if err != nil {
+		_ = st.Close()
 		t.Fatal(err)
-	}
-	if cfg.Metrics == nil {
-		if cfg.Metrics, err = agent.NewMetrics(prometheus.NewRegistry()); err != nil {
-			t.Fatal(err)
-		}
 	}
 	t.Cleanup(func() {
 		hub.SetDrainTimeout(0)
 		_ = hub.Close()
 		_ = st.Close()
 	})
-	return agent.NewService(hub, cfg), cfg.Metrics
+	return hub
 }
 
 // OpenStreams reads the caddy_a2a_open_streams gauge of m, as a scrape

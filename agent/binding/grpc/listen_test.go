@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -19,8 +18,8 @@ import (
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // recorder records the call and context deadline of every send it passes on.
@@ -64,15 +63,8 @@ func (r *recorder) SendStreamingMessage(ctx context.Context, c agent.Call, req *
 // with UNAVAILABLE and everything else as unauthenticated.
 func startListener(t *testing.T) (pb.A2AServiceClient, *recorder, *Listener, chan error) {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{Handler: agent.NewHandler(agent.NewService(hub, agent.Config{Extensions: []string{"urn:x:ext"}}))}
+	svc, _ := agenttest.Service(t, agent.Config{Extensions: []string{"urn:x:ext"}})
+	rec := &recorder{Handler: agent.NewHandler(svc)}
 	srv := New(rec, httpx.TransportConfig{}, nil)
 	gate := func(r *http.Request) (Admission, error) {
 		switch r.Header.Get("Authorization") {
@@ -94,7 +86,7 @@ func startListener(t *testing.T) (pb.A2AServiceClient, *recorder, *Listener, cha
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close(); nl.Close(); srv.Close(); _ = hub.Close(); _ = st.Close() })
+	t.Cleanup(func() { _ = conn.Close(); nl.Close(); srv.Close() })
 	return pb.NewA2AServiceClient(conn), rec, nl, served
 }
 

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +20,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // startServer serves a Service (echo backend, SQLite store) through
@@ -37,15 +36,8 @@ func startServer(t testing.TB, cfg agent.Config, tc httpx.TransportConfig) (pb.A
 // client connection.
 func startConn(t testing.TB, cfg agent.Config, tc httpx.TransportConfig, opts ...Option) (*grpclib.ClientConn, *Server) {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := New(agent.NewHandler(agent.NewService(hub, cfg)), tc, nil, opts...)
+	svc, _ := agenttest.Service(t, cfg)
+	srv := New(agent.NewHandler(svc), tc, nil, opts...)
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !IsGRPC(r) {
 			http.Error(w, "not grpc", http.StatusBadRequest)
@@ -65,8 +57,6 @@ func startConn(t testing.TB, cfg agent.Config, tc httpx.TransportConfig, opts ..
 		_ = conn.Close()
 		hs.Close()
 		srv.Close()
-		_ = hub.Close()
-		_ = st.Close()
 	})
 	return conn, srv
 }

@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // startRedis runs a throwaway redis-server on a free loopback port and
@@ -60,19 +59,8 @@ func newService(t *testing.T, be backend.Backend) *agent.Service {
 func newServiceTB(tb testing.TB) *agent.Service { return newServiceWith(tb, nil) }
 
 func newServiceWith(t testing.TB, be backend.Backend) *agent.Service {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = hub.Close()
-		_ = st.Close()
-	})
-	return agent.NewService(hub, agent.Config{Backend: be, ContextWait: 10 * time.Millisecond})
+	svc, _ := agenttest.Service(t, agent.Config{Backend: be, ContextWait: 10 * time.Millisecond})
+	return svc
 }
 
 // startConsumer starts a consumer over rdb and stops it at cleanup.

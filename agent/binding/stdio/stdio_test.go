@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 )
 
 // env is a Service over a real SQLite store with the echo backend, served
@@ -39,14 +37,7 @@ type env struct {
 // has the given chunk delay.
 func newEnv(t *testing.T, delay time.Duration, opts Options) *env {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub := agenttest.Hub(t)
 	m, err := agent.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +70,6 @@ func newEnv(t *testing.T, delay time.Duration, opts Options) *env {
 		case <-time.After(10 * time.Second):
 			t.Error("Serve did not return at cleanup")
 		}
-		_ = hub.Close()
-		_ = st.Close()
 	})
 	return e
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,10 +14,10 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/caddy-a2a/caddy-a2a/agent"
+	"github.com/caddy-a2a/caddy-a2a/agent/agenttest"
 	"github.com/caddy-a2a/caddy-a2a/agent/backend"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/httpx"
 	"github.com/caddy-a2a/caddy-a2a/agent/binding/jsonrpc"
-	"github.com/caddy-a2a/caddy-a2a/agent/store"
 	"github.com/caddy-a2a/caddy-a2a/internal/wsframe"
 )
 
@@ -26,22 +25,10 @@ import (
 // slow echo backend on an httptest server.
 func newTestHandler(t *testing.T, cfg Config) (*Handler, string) {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), "a2a.db"), store.SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hub, err := agent.NewHub(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := agent.NewService(hub, agent.Config{Backend: backend.EchoBackend{Chunks: 20, Delay: 50 * time.Millisecond}})
+	svc, _ := agenttest.Service(t, agent.Config{Backend: backend.EchoBackend{Chunks: 20, Delay: 50 * time.Millisecond}})
 	h := New(jsonrpc.NewDispatcher(agent.NewHandler(svc)), httpx.TransportConfig{KeepAlive: 200 * time.Millisecond}, cfg)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Serve(w, r, "") }))
-	t.Cleanup(func() {
-		srv.Close()
-		_ = hub.Close()
-		_ = st.Close()
-	})
+	t.Cleanup(srv.Close)
 	return h, "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
 }
 
