@@ -54,62 +54,18 @@ func (r *runner) redisCost() []result {
 		return fail(err)
 	}
 	defer rg.stop()
-	url, addr := rg.url, rg.addr
-	rc := redis.NewClient(&redis.Options{Addr: addr})
+	rc := redis.NewClient(&redis.Options{Addr: rg.addr})
 	defer rc.Close()
 	ctx := context.Background()
-
-	send := func(c *http.Client, _, _ int) (string, error) {
-		body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
-		return expectTask(c, url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
-	}
-	stream := func(c *http.Client, _, _ int) (string, error) {
-		body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
-		resp, err := post(c, url+"/", benchToken, body)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		_, last := lastOfStream(resp.Body)
-		if !bytes.Contains(last, []byte("TASK_STATE_INPUT_REQUIRED")) {
-			return "", fmt.Errorf("stream did not end input-required")
-		}
-		return taskIDOf(last), nil
-	}
-	// A webhook receiver for the push phase: counts deliveries.
-	var delivered atomic.Int64
-	hookL, err := net.Listen("tcp", "127.0.0.1:0")
+	load, err := newRedisCostLoad(rg.url)
 	if err != nil {
 		return fail(err)
 	}
-	hookSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		delivered.Add(1)
-		w.WriteHeader(http.StatusNoContent)
-	})}
-	go func() { _ = hookSrv.Serve(hookL) }()
-	defer hookSrv.Close()
-	hook := "http://" + hookL.Addr().String() + "/hook"
-	var pushed atomic.Int64
-	push := func(c *http.Client, _, _ int) (string, error) {
-		params := sendParams("Create a VPC with two vSwitches.", "")
-		params["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": hook, "token": "bench"}}
-		id, err := expectTask(c, url+"/", benchToken, rpcBody("SendMessage", params), "TASK_STATE_INPUT_REQUIRED", nil)
-		if err == nil {
-			pushed.Add(1)
-		}
-		return id, err
-	}
-	// settle waits until every push job queued so far was delivered.
-	settle := func() {
-		deadline := time.Now().Add(30 * time.Second)
-		for delivered.Load() < pushed.Load() && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	defer load.close()
 	// Warm up (scripts loaded, connections open), then the idle rate.
 	cl := newClient(1)
 	for i := 0; i < 20; i++ {
-		if _, err := send(cl, 0, i); err != nil {
+		if _, err := load.send(cl, 0, i); err != nil {
 			return fail(err)
 		}
 	}
@@ -119,53 +75,139 @@ func (r *runner) redisCost() []result {
 	}
 	var out []result
 	sendCPU := 0.0 // Redis CPU per blocking SendMessage, µs
-	for _, sc := range []struct {
-		name string
-		do   func(c *http.Client, w, i int) (string, error)
-		mem  bool
-	}{
-		{"Redis cost: SendMessage (blocking, new context)", send, true},
-		{"Redis cost: SendStreamingMessage (new context)", stream, false},
-		{"Redis cost: SendMessage with a push config, delivered", push, false},
+	for _, sc := range []redisCostRow{
+		{"Redis cost: SendMessage (blocking, new context)", load.send, true},
+		{"Redis cost: SendStreamingMessage (new context)", load.stream, false},
+		{"Redis cost: SendMessage with a push config, delivered", load.push, false},
 	} {
-		probe, err := monitorCommands(ctx, rc, func() int {
-			for i := 0; i < redisCostProbe; i++ {
-				if _, err := sc.do(cl, 0, i); err != nil {
-					return i
-				}
-			}
-			settle()
-			return redisCostProbe
-		})
+		res, cpu, err := r.measureRedisCost(ctx, rc, cl, idle, sc, load.settle)
 		if err != nil {
 			return fail(err)
 		}
-		var res result
-		m, err := measureRedis(ctx, rc, func() (int, time.Duration) {
-			res = drive(sc.name, r.concurrency, r.duration, sc.do)
-			settle()
-			return res.requests, res.elapsed
-		})
-		if err != nil {
-			return fail(err)
-		}
-		m.subtractIdle(idle)
-		res.extra = fmt.Sprintf("%.1f commands/req (%.1f round trips: %s); Redis time %.0f µs/req (commandstats), Redis CPU %.0f µs/req",
-			probe.perReq(), probe.tripsPerReq(), probe.topList(), m.usecPerReq(probe), m.cpuPerReq())
 		if sc.mem {
-			res.extra += fmt.Sprintf("; memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
-			sendCPU = m.cpuPerReq()
-		}
-		fmt.Fprintf(os.Stderr, "%s\n  in scripts: %s\n  commandstats: %s\n", res.extra, probe.nestedList(), m.statsList())
-		if sc.mem {
-			if shapes, err := keyShapes(ctx, rc, res.requests+redisCostProbe+20); err == nil {
-				fmt.Fprintf(os.Stderr, "  memory by key shape (bytes per task): %s\n", shapes)
-			}
+			sendCPU = cpu
 		}
 		out = append(out, res)
 	}
-	out = append(out, r.redisListpack(ctx, rc, send))
-	return append(out, r.redisReplay(ctx, rc, func() (string, error) { return send(cl, 0, 0) }, sendCPU)...)
+	out = append(out, r.redisListpack(ctx, rc, load.send))
+	return append(out, r.redisReplay(ctx, rc, func() (string, error) { return load.send(cl, 0, 0) }, sendCPU)...)
+}
+
+// redisCostRow is one measured request kind of the scenario; mem also
+// measures the memory its tasks keep.
+type redisCostRow struct {
+	name string
+	do   func(c *http.Client, w, i int) (string, error)
+	mem  bool
+}
+
+// measureRedisCost counts the commands of redisCostProbe sequential
+// requests under MONITOR, then reads INFO around a concurrent run, less
+// the idle background; it returns the row and the Redis CPU per request.
+func (r *runner) measureRedisCost(ctx context.Context, rc *redis.Client, cl *http.Client, idle redisDelta, sc redisCostRow, settle func()) (result, float64, error) {
+	probe, err := monitorCommands(ctx, rc, func() int {
+		for i := 0; i < redisCostProbe; i++ {
+			if _, err := sc.do(cl, 0, i); err != nil {
+				return i
+			}
+		}
+		settle()
+		return redisCostProbe
+	})
+	if err != nil {
+		return result{}, 0, err
+	}
+	var res result
+	m, err := measureRedis(ctx, rc, func() (int, time.Duration) {
+		res = drive(sc.name, r.concurrency, r.duration, sc.do)
+		settle()
+		return res.requests, res.elapsed
+	})
+	if err != nil {
+		return result{}, 0, err
+	}
+	m.subtractIdle(idle)
+	res.extra = fmt.Sprintf("%.1f commands/req (%.1f round trips: %s); Redis time %.0f µs/req (commandstats), Redis CPU %.0f µs/req",
+		probe.perReq(), probe.tripsPerReq(), probe.topList(), m.usecPerReq(probe), m.cpuPerReq())
+	if sc.mem {
+		res.extra += fmt.Sprintf("; memory %.0f B/task in %.1f keys/task", m.memPerReq(), m.keysPerReq())
+	}
+	fmt.Fprintf(os.Stderr, "%s\n  in scripts: %s\n  commandstats: %s\n", res.extra, probe.nestedList(), m.statsList())
+	if sc.mem {
+		if shapes, err := keyShapes(ctx, rc, res.requests+redisCostProbe+20); err == nil {
+			fmt.Fprintf(os.Stderr, "  memory by key shape (bytes per task): %s\n", shapes)
+		}
+	}
+	return res, m.cpuPerReq(), nil
+}
+
+// redisCostLoad sends the scenario's requests: a blocking send, a stream,
+// and a send with a push config whose deliveries a local webhook counts.
+type redisCostLoad struct {
+	url       string
+	hook      string
+	srv       *http.Server
+	delivered atomic.Int64
+	pushed    atomic.Int64
+}
+
+// newRedisCostLoad starts the webhook receiver of the push requests.
+func newRedisCostLoad(url string) (*redisCostLoad, error) {
+	l := &redisCostLoad{url: url}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	l.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		l.delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	})}
+	go func() { _ = l.srv.Serve(ln) }()
+	l.hook = "http://" + ln.Addr().String() + "/hook"
+	return l, nil
+}
+
+// close stops the webhook receiver.
+func (l *redisCostLoad) close() { _ = l.srv.Close() }
+
+// send is a blocking SendMessage in a new context.
+func (l *redisCostLoad) send(c *http.Client, _, _ int) (string, error) {
+	body := rpcBody("SendMessage", sendParams("Create a VPC with two vSwitches.", ""))
+	return expectTask(c, l.url+"/", benchToken, body, "TASK_STATE_INPUT_REQUIRED", nil)
+}
+
+// stream is a SendStreamingMessage in a new context, read to its end.
+func (l *redisCostLoad) stream(c *http.Client, _, _ int) (string, error) {
+	body := rpcBody("SendStreamingMessage", sendParams("Create a VPC with two vSwitches.", ""))
+	resp, err := post(c, l.url+"/", benchToken, body)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, last := lastOfStream(resp.Body)
+	if !bytes.Contains(last, []byte("TASK_STATE_INPUT_REQUIRED")) {
+		return "", fmt.Errorf("stream did not end input-required")
+	}
+	return taskIDOf(last), nil
+}
+
+// push is a blocking SendMessage with an inline push config.
+func (l *redisCostLoad) push(c *http.Client, _, _ int) (string, error) {
+	params := sendParams("Create a VPC with two vSwitches.", "")
+	params["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": l.hook, "token": "bench"}}
+	id, err := expectTask(c, l.url+"/", benchToken, rpcBody("SendMessage", params), "TASK_STATE_INPUT_REQUIRED", nil)
+	if err == nil {
+		l.pushed.Add(1)
+	}
+	return id, err
+}
+
+// settle waits until every push job queued so far was delivered.
+func (l *redisCostLoad) settle() {
+	deadline := time.Now().Add(30 * time.Second)
+	for l.delivered.Load() < l.pushed.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // sleep: polling for the webhook's count
+	}
 }
 
 // redisListpackValue is the hash-max-listpack-value the memory variant

@@ -100,6 +100,13 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 	respond `+"`"+`{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED","timestamp":"2026-01-01T00:00:00.000Z"}}}}`+"`"+` 200
 }
 `, ports[2])
+	r.pushSites(&b, card, ports)
+	return b.String()
+}
+
+// pushSites writes the push scenario's sites: the local outbox, and the
+// Redis Streams queue when a redis-server runs.
+func (r *runner) pushSites(b *strings.Builder, card string, ports [6]int) {
 	queues := []string{"queue local-file"}
 	sitePorts := []int{ports[4]}
 	if r.redisAddr != "" {
@@ -107,7 +114,7 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 		sitePorts = append(sitePorts, ports[5])
 	}
 	for i, q := range queues {
-		fmt.Fprintf(&b, `http://127.0.0.1:%d {
+		fmt.Fprintf(b, `http://127.0.0.1:%d {
 	a2a {
 %s		push {
 			%s
@@ -118,7 +125,23 @@ func (r *runner) caddyfile(dataDir string, ports [6]int) string {
 }
 `, sitePorts[i], card, q)
 	}
-	return b.String()
+}
+
+// sitePorts picks the gateway's free ports and sets the sites' URLs.
+func (r *runner) sitePorts() ([6]int, error) {
+	var ports [6]int
+	for i := range ports {
+		var err error
+		if ports[i], err = freePort(); err != nil {
+			return ports, err
+		}
+	}
+	r.fast = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	r.slow = fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	r.respond = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
+	r.admin = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
+	r.pushLocal = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
+	return ports, nil
 }
 
 // run builds and starts the gateway and runs the selected scenarios.
@@ -138,17 +161,10 @@ func (r *runner) run() error {
 	if err := r.preload(dataDir); err != nil {
 		return err
 	}
-	var ports [6]int
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return err
-		}
+	ports, err := r.sitePorts()
+	if err != nil {
+		return err
 	}
-	r.fast = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
-	r.slow = fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	r.respond = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
-	r.admin = fmt.Sprintf("http://127.0.0.1:%d", ports[3])
-	r.pushLocal = fmt.Sprintf("http://127.0.0.1:%d", ports[4])
 	if r.want("push") {
 		stopRedis, addr, err := startRedis(dir)
 		if err != nil {
