@@ -235,6 +235,7 @@ func (s *Redis) putTaskWithJobs(ctx context.Context, owner string, t *a2a.Task, 
 	if reap {
 		reapFlag = "1"
 	}
+	s.renewIfStale(ctx, t.Status.State)
 	le := s.takeHeld(e.id)
 	if !s.cluster {
 		fl, ro := s.takeFinalLease(t), s.runOpFor(e.id, t.Status.State)

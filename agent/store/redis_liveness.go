@@ -160,6 +160,27 @@ func (s *Redis) beat() {
 	}
 }
 
+// renewIfStale renews the lease at once, before a write records a task
+// as running here, when the last renewal Redis acknowledged is two beats
+// old or older (the heartbeat failed, e.g. while Redis was away): a turn
+// recorded under a lapsed lease could be failed by another instance's
+// reaper before the next beat renews it. A stopped heartbeat (a graceful
+// close) stays stopped. The normal case costs no command.
+func (s *Redis) renewIfStale(ctx context.Context, st a2a.TaskState) {
+	if s.inst == nil || (st != a2a.TaskStateSubmitted && st != a2a.TaskStateWorking) {
+		return
+	}
+	if time.Since(time.UnixMilli(s.inst.renewed.Load())) < 2*s.inst.lease/3 {
+		return
+	}
+	select {
+	case <-s.inst.stop:
+		return
+	default:
+	}
+	_ = s.heartbeat(ctx) // a failure shows in the write that follows
+}
+
 // stopInstance stops the heartbeat (the lease then runs out).
 func (s *Redis) stopInstance() {
 	if s.inst == nil {
@@ -247,13 +268,17 @@ return 1
 `)
 
 // reapDoneScript drops a reaped instance's lease entry, unless it came
-// back and renewed it since the claim (its running sets are deleted
-// after it, one by one: in a Cluster they are other slots).
+// back and renewed it since the claim; it returns 1 when it dropped it
+// (the instance's running sets are then deleted after it, one by one: in
+// a Cluster they are other slots).
 // KEYS[1] live set; ARGV instance, claim end ms.
 var reapDoneScript = redis.NewScript(`
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
-return 1
+if s and tonumber(s) == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
 `)
 
 // ReapInstances fails the running tasks of every instance whose lease
@@ -300,12 +325,22 @@ func (s *Redis) ReapInstances(ctx context.Context, now time.Time) (int, error) {
 		if !complete {
 			continue // the claim runs out: reaped again, the done part is a no-op
 		}
-		_ = reapDoneScript.Run(ctx, s.c, []string{s.liveKey()}, inst, claimEnd).Err()
-		for _, k := range s.runKeysOf(inst) { // each its own slot in a Cluster
-			_ = s.c.Del(ctx, k).Err()
-		}
+		s.finishReap(ctx, inst, claimEnd)
 	}
 	return n, nil
+}
+
+// finishReap drops a reaped instance's lease entry and then its running
+// sets — unless the instance renewed its lease since the claim: it lives,
+// and its sets record the turns it runs now (a reaper that deleted them
+// would leave those turns unknown if it died later).
+func (s *Redis) finishReap(ctx context.Context, inst string, claimEnd int64) {
+	if dropped, err := reapDoneScript.Run(ctx, s.c, []string{s.liveKey()}, inst, claimEnd).Int(); err != nil || dropped == 0 {
+		return
+	}
+	for _, k := range s.runKeysOf(inst) { // each its own slot in a Cluster
+		_ = s.c.Del(ctx, k).Err()
+	}
 }
 
 // interruptedMessage is the status message of a reaped task.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/caddy-a2a/caddy-a2a/agent/a2a"
 )
 
@@ -116,5 +118,99 @@ func TestRedisHeartbeatKeepsInstance(t *testing.T) {
 	}
 	if st := mustGet(t, b, "alice", "r").Status.State; st != a2a.TaskStateWorking {
 		t.Fatalf("a live instance's task became %s", st)
+	}
+}
+
+// TestRedisFinishReapSparesARenewedInstance (SCALE-2): a reaper drops a
+// dead instance's lease entry and running sets, but an instance that
+// renewed its lease after the claim keeps both (its sets record the turns
+// it runs now).
+func TestRedisFinishReapSparesARenewedInstance(t *testing.T) {
+	a := newTestRedis(t)
+	ctx := context.Background()
+	if err := a.PutTask(ctx, "alice", mkTask("r", "c", a2a.TaskStateWorking, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	a.stopInstance() // the test moves the lease entry by hand
+	b := sameRedis(t, a)
+	inst := a.InstanceID()
+	runKey := a.runKeyFor(inst, "r")
+	claimEnd := time.Now().Add(time.Minute).UnixMilli()
+	renewed := claimEnd + 5000
+	if err := a.c.ZAdd(ctx, a.liveKey(), redis.Z{Score: float64(renewed), Member: inst}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b.finishReap(ctx, inst, claimEnd)
+	if n, _ := a.c.SCard(ctx, runKey).Result(); n != 1 {
+		t.Errorf("the running set of an instance that renewed after the claim has %d members, want 1", n)
+	}
+	if score, err := a.c.ZScore(ctx, a.liveKey(), inst).Result(); err != nil || int64(score) != renewed {
+		t.Errorf("the renewed lease entry: %v, %v; want %d", score, err, renewed)
+	}
+	// Not renewed: the claim's score is still there, both go.
+	if err := a.c.ZAdd(ctx, a.liveKey(), redis.Z{Score: float64(claimEnd), Member: inst}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b.finishReap(ctx, inst, claimEnd)
+	if n, _ := a.c.Exists(ctx, runKey).Result(); n != 0 {
+		t.Errorf("the running set of a reaped instance was kept")
+	}
+	if _, err := a.c.ZScore(ctx, a.liveKey(), inst).Result(); !errors.Is(err, redis.Nil) {
+		t.Errorf("the lease entry of a reaped instance: %v, want it dropped", err)
+	}
+}
+
+// TestRedisStaleLeaseRenewedBeforeARunningWrite (SCALE-2): after its
+// heartbeat failed for two beats (Redis away), an instance renews its
+// lease before a write records a task as running here, so another
+// instance's reaper does not fail the new turn before the next beat; a
+// write of a finished task sends no renewal.
+func TestRedisStaleLeaseRenewedBeforeARunningWrite(t *testing.T) {
+	prefix := newTestRedis(t).p
+	const lease = time.Hour // its beat (every 20 min) does not run in the test
+	a, err := OpenRedis(context.Background(), RedisOptions{URLs: []string{"redis://" + redisAddr(t) + "/0"}, KeyPrefix: prefix, InstanceLease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	ctx := context.Background()
+	lapse := func() time.Time { // the lease as after a long outage
+		old := time.Now().Add(-lease)
+		if err := a.c.ZAdd(ctx, a.liveKey(), redis.Z{Score: float64(old.UnixMilli()), Member: a.InstanceID()}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		a.inst.renewed.Store(old.UnixMilli())
+		return old
+	}
+	score := func() int64 {
+		v, err := a.c.ZScore(ctx, a.liveKey(), a.InstanceID()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(v)
+	}
+	old := lapse()
+	if err := a.PutTask(ctx, "alice", mkTask("done", "c", a2a.TaskStateCompleted, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if got := score(); got != old.UnixMilli() {
+		t.Errorf("a finished task's write renewed the lease (%d → %d)", old.UnixMilli(), got)
+	}
+	if err := a.PutTask(ctx, "alice", mkTask("run", "c", a2a.TaskStateWorking, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if got := score(); got < time.Now().Add(lease/2).UnixMilli() {
+		t.Errorf("after a running task's write the lease ends at %v, want renewed (about %v from now)", time.UnixMilli(got), lease)
+	}
+	b := sameRedis(t, a)
+	if n, err := b.ReapInstances(ctx, time.Now()); err != nil || n != 0 {
+		t.Errorf("another instance reaped %d (%v) right after the renewal", n, err)
+	}
+	lapse()
+	if _, err := a.PutTaskWithJobs(ctx, "alice", mkTask("run2", "c", a2a.TaskStateSubmitted, time.Now()), []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := score(); got < time.Now().Add(lease/2).UnixMilli() {
+		t.Errorf("after PutTaskWithJobs of a submitted task the lease ends at %v, want renewed", time.UnixMilli(got))
 	}
 }

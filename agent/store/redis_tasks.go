@@ -192,6 +192,7 @@ func (s *Redis) PutTask(ctx context.Context, owner string, t *a2a.Task) error {
 	if err != nil {
 		return err
 	}
+	s.renewIfStale(ctx, t.Status.State)
 	le := s.takeHeld(e.id)
 	if !s.cluster {
 		fl, ro := s.takeFinalLease(t), s.runOpFor(e.id, t.Status.State)
